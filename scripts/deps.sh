@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# deps.sh: installs the Debian packages gpuslice builds with, when missing.
+# Called by the Makefile before every build, so a fresh Debian machine needs
+# nothing but this repository. Installs only what is absent.
+set -euo pipefail
+need=(gcc make cmake pkg-config libjansson-dev libcmocka-dev)
+[ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "gpuslice: installing Debian packages: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,64 @@
+/* emu_state.h: the emulated machine's state and its file form (internal to
+ * backend/). emu.c gives the state NVML's semantics; emu_state.c reads and
+ * writes it: one JSON file, replaced atomically under a lock. */
+#ifndef GS_EMU_STATE_H
+#define GS_EMU_STATE_H
+
+#include "backend/backend.h"
+
+#define GS__EMU_FORMAT "gpuslice-emu-state"
+#define GS__EMU_VERSION 1
+#define GS__EMU_MAX_FILE (4u << 20)
+
+struct gs__emu_ci {
+  unsigned id;
+  unsigned profile_id;          /* CI profile id (== NVML CI enum) */
+  unsigned start, span;         /* compute slices within the GI */
+};
+
+struct gs__emu_gi {
+  unsigned id;
+  const struct gs_geom_gi_profile *profile;
+  unsigned start;               /* span is profile->span */
+  unsigned nci;
+  struct gs__emu_ci ci[GS_GEOM_MAX_INSTANCES];
+};
+
+struct gs__emu_gpu {
+  const struct gs_geom_model *model;
+  bool mig_current, mig_pending;
+  bool reset_blocked;           /* emulates VM passthrough: no GPU reset allowed */
+  unsigned ngi;
+  struct gs__emu_gi gi[GS_GEOM_MAX_INSTANCES];  /* kept sorted by id */
+};
+
+struct gs__emu_state {
+  unsigned ngpu;
+  struct gs__emu_gpu gpu[GS_BACKEND_MAX_GPUS];
+  unsigned nproc;
+  struct gs_proc_info proc[GS_BACKEND_MAX_PROCS];
+  bool enforce_root;
+  unsigned boots;               /* emulated reboots so far */
+};
+
+/* Serializes st as the state file's JSON text (heap, caller frees). */
+int gs__emu_state_dump(struct gs_err *err, const struct gs__emu_state *st, char **text);
+/* Parses and fully validates a state file's text: every model, profile,
+ * placement and id must be known and consistent; any defect is
+ * GS_E_CORRUPT_STATE with a message naming the field. `origin` names the file. */
+int gs__emu_state_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
+                        struct gs__emu_state *st);
+/* Loads path under a lock held in *lock (exclusive if for_write). A missing
+ * file is GS_E_NOT_FOUND with the lock still held. */
+int gs__emu_state_load(struct gs_err *err, const char *path, bool for_write,
+                       struct gs_file_lock *lock, struct gs__emu_state *st);
+/* Writes st to path atomically; the caller holds the exclusive lock. */
+int gs__emu_state_save(struct gs_err *err, const char *path, const struct gs__emu_state *st);
+/* Fills st with a fresh machine of the given models (MIG off, no instances). */
+void gs__emu_state_init(struct gs__emu_state *st, const struct gs_geom_model *const models[],
+                        unsigned n);
+
+/* Opens the emulator backend (backend.c calls it for --backend emu). */
+int gs__emu_open(struct gs_err *err, const struct gs_backend_config *cfg, struct gs_backend **out);
+
+#endif

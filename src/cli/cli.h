@@ -1,0 +1,77 @@
+/* cli.h: what the command-line front end's files share: the parsed global
+ * options and backend, GPU selection, exit codes, error reporting, and the
+ * boxed tables nvidia-smi prints. Argument parsing and printing only; every
+ * verb is a thin call into a layer (DESIGN.md, cli). */
+#ifndef GS_CLI_H
+#define GS_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "backend/backend.h"
+
+/* Exit codes, documented in docs/cli.md. */
+enum {
+  GS_EXIT_OK = 0,
+  GS_EXIT_FAILED = 1,  /* the GPU (or emulator) refused an operation */
+  GS_EXIT_USAGE = 2,   /* bad command line: unknown verb, option, profile, GPU */
+  GS_EXIT_STATE = 3,   /* the emulator's state file is corrupt or cannot be written */
+};
+
+struct cli {
+  struct gs_backend_config cfg;
+  struct gs_backend *backend;  /* opened on first use */
+  bool quiet;                  /* no "using emulated GPUs" notice */
+  bool json;                   /* --json: machine-readable output */
+  const char *gpus;            /* -i value, NULL = all */
+};
+
+/* One verb: `gpuslice <group> <name>` (group NULL for top-level verbs). */
+struct cli_verb {
+  const char *group, *name;
+  int (*run)(struct cli *c, int argc, char **argv);
+  const char *summary;
+};
+
+extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cli_verbs_list[],
+    cli_verbs_layouts[], cli_verbs_emu[];
+
+/* Opens the backend on first call; prints the emulator notice once. */
+int cli_backend(struct cli *c, struct gs_backend **out);
+
+/* Prints "gpuslice: <msg>" (with NVML's name for NVML-level codes) and maps
+ * the code to an exit status. */
+int cli_fail(const struct gs_err *err);
+/* Prints a usage error and returns GS_EXIT_USAGE. */
+int cli_usage(const char *fmt, ...) GS_PRINTF(1, 2);
+int cli_exit_of(int code);
+
+/* Resolves -i (indices, GPU UUIDs or PCI bus ids, comma-separated; NULL:
+ * every GPU) into ascending indices; returns the count or a negative exit. */
+int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS]);
+/* Parses "7,8,9" into ids (max entries); returns count or -1 naming `what`. */
+int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max);
+
+/* Parses argv with getopt_long: the common -i, --json, -h, plus `extra`
+ * (handled by on_extra, which returns 0 or an exit status). Returns the index
+ * of the first operand (> 0); 0 after printing --help; or -(exit status). */
+struct option;
+int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
+               const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
+               void *arg);
+
+/* Writes a JSON value to stdout (indented, newline) and frees it. */
+int cli_print_json(json_t *v);
+
+/* Boxed tables in nvidia-smi's style. A column has up to three header lines
+ * and a width; rows give one string per cell, `lines` lines per row. */
+struct cli_col {
+  const char *head[3];
+  int width;
+  bool left;   /* left-aligned (names); others are centred */
+};
+void cli_table_begin(const char *title, const struct cli_col *cols, unsigned n);
+void cli_table_row(const struct cli_col *cols, unsigned n, const char *const *cells, unsigned lines);
+
+#endif

@@ -1,0 +1,413 @@
+/* cmd_ci.c: `gpuslice ci profiles|placements|create|list|destroy`, the
+ * compute-instance half of `nvidia-smi mig` (-lcip, -lcipp, -cci, -lci, -dci). */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const struct cli_col cip_cols[] = {
+    {{"GPU"}, 3, false},
+    {{"GPU", "Instance", "ID"}, 8, false},
+    {{"Name"}, 20, true},
+    {{"Profile", "ID"}, 7, false},
+    {{"Instances", "Free/Total"}, 10, false},
+    {{"Exclusive", "SM"}, 9, false},
+    {{"Shared", "DEC", "CE"}, 6, false},
+    {{"", "ENC", "JPEG"}, 4, false},
+    {{"", "OFA"}, 4, false},
+};
+
+static const struct cli_col ci_cols[] = {
+    {{"GPU"}, 3, false},
+    {{"GPU", "Instance", "ID"}, 8, false},
+    {{"Name"}, 20, true},
+    {{"Profile", "ID"}, 7, false},
+    {{"Instance", "ID"}, 8, false},
+    {{"Placement", "Start:Size"}, 10, false},
+};
+
+/* Fills cell i of the row being built (the caller declares v). */
+#define CELL(i, ...) snprintf(v[i], sizeof(v[i]), __VA_ARGS__)
+
+struct ci_opts {
+  const char *gi;   /* --gi list, NULL = every GI */
+  const char *ci;   /* --ci list, NULL = every CI */
+  int placement;    /* --placement, -1 = the driver chooses */
+};
+
+static int on_ci_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  struct ci_opts *o = arg;
+  unsigned v[1];
+  (void)c;
+  if (ch == 'g')
+    o->gi = value;
+  else if (ch == 'c')
+    o->ci = value;
+  else if (ch == 'p') {
+    if (cli_parse_ids(value, "--placement", v, 1) < 0 || v[0] >= GS_GEOM_MAX_GRID)
+      return GS_EXIT_USAGE;
+    o->placement = (int)v[0];
+  } else
+    return cli_usage("unexpected option");
+  return 0;
+}
+
+static const struct option ci_extra[] = {
+    {"gi", required_argument, NULL, 'g'},
+    {"ci", required_argument, NULL, 'c'},
+    {"placement", required_argument, NULL, 'p'},
+    {0},
+};
+
+/* Calls fn for every selected GI of every selected GPU that has MIG on. */
+typedef int (*gi_fn)(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                     const struct gs_gi_info *gi, void *arg);
+
+static bool id_wanted(const unsigned *ids, int n, unsigned id)
+{
+  if (n <= 0)
+    return true;
+  for (int i = 0; i < n; i++)
+    if (ids[i] == id)
+      return true;
+  return false;
+}
+
+static int for_each_gi(struct cli *c, const struct ci_opts *o, gi_fn fn, void *arg, unsigned *visited)
+{
+  unsigned gpus[GS_BACKEND_MAX_GPUS], ids[GS_GEOM_MAX_INSTANCES * 2];
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  int n = cli_select_gpus(c, gpus), nid = 0, rc = GS_EXIT_OK;
+  if (n < 0)
+    return -n;
+  if (o->gi && (nid = cli_parse_ids(o->gi, "--gi", ids, GS_NITEMS(ids))) < 0)
+    return GS_EXIT_USAGE;
+  cli_backend(c, &b);
+  for (int i = 0; i < n; i++) {
+    struct gs_gpu_info info;
+    struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
+    unsigned ngi = 0;
+    if (b->ops->gpu_info(b, &err, gpus[i], &info) != 0)
+      return cli_fail(&err);
+    if (!info.mig_current && !c->gpus)
+      continue;
+    if (b->ops->gi_list(b, &err, gpus[i], gis, &ngi) != 0)
+      return cli_fail(&err);
+    for (int k = 0; k < nid; k++) {
+      unsigned g;
+      for (g = 0; g < ngi && gis[g].id != ids[k]; g++)
+        ;
+      if (g == ngi)
+        return cli_usage("--gi %u: GPU %u has no GPU instance %u (`gpuslice gi list -i %u`)",
+                         ids[k], gpus[i], ids[k], gpus[i]);
+    }
+    for (unsigned g = 0; g < ngi; g++) {
+      int r;
+      if (!id_wanted(ids, nid, gis[g].id))
+        continue;
+      (*visited)++;
+      if ((r = fn(c, b, &info, &gis[g], arg)) != 0 && !rc)
+        rc = r;
+    }
+  }
+  return rc;
+}
+
+/* ---- profiles and placements ---- */
+
+struct list_ctx {
+  json_t *arr;
+  unsigned rows;
+  int argc;
+  char **argv;
+  const struct ci_opts *o;
+};
+
+static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                        const struct gs_gi_info *gi, void *arg)
+{
+  struct list_ctx *x = arg;
+  struct gs_geom_ci_profile cps[GS_GEOM_MAX_CI_PROFILES];
+  struct gs_err err = {0};
+  unsigned n = gs_geom_ci_profiles(info->model, gi->profile, cps);
+  const struct gs_geom_gi_profile *p = gi->profile;
+  for (unsigned k = 0; k < n; k++) {
+    unsigned free_count = 0;
+    char v[2 * GS_NITEMS(cip_cols)][GS_GEOM_NAME_SIZE + 4];
+    const char *cells[2 * GS_NITEMS(cip_cols)];
+    if (b->ops->ci_remaining(b, &err, info->index, gi->id, cps[k].id, &free_count) != 0)
+      return cli_fail(&err);
+    if (c->json) {
+      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
+                                              "gpu", info->index, "gi", gi->id, "name", cps[k].name,
+                                              "id", cps[k].id, "default", cps[k].is_default,
+                                              "free", free_count, "total", cps[k].max_count, "sms",
+                                              cps[k].sms, "ce", p->ce, "dec", p->dec, "enc", p->enc,
+                                              "jpeg", p->jpeg, "ofa", p->ofa));
+      continue;
+    }
+    for (unsigned i = 0; i < 2 * GS_NITEMS(cip_cols); i++)
+      v[i][0] = 0;
+    CELL(0, "%u", info->index);
+    CELL(1, "%u", gi->id);
+    CELL(2, "MIG %s", cps[k].name);
+    CELL(3, "%u%s", cps[k].id, cps[k].is_default ? "*" : "");
+    CELL(4, "%u/%u", free_count, cps[k].max_count);
+    CELL(5, "%u", cps[k].sms);
+    CELL(6, "%u", p->dec);
+    CELL(7, "%u", p->enc);
+    CELL(8, "%u", p->ofa);
+    CELL(15, "%u", p->ce);
+    CELL(16, "%u", p->jpeg);
+    for (unsigned i = 0; i < 2 * GS_NITEMS(cip_cols); i++)
+      cells[i] = v[i];
+    cli_table_row(cip_cols, GS_NITEMS(cip_cols), cells, 2);
+  }
+  x->rows += n;
+  return 0;
+}
+
+static int finish_list(struct cli *c, struct list_ctx *x, int rc, unsigned visited, const char *none)
+{
+  if (c->json && rc == GS_EXIT_OK)
+    return cli_print_json(x->arr);
+  json_decref(x->arr);
+  if (rc == GS_EXIT_OK && (visited == 0 || x->rows == 0))
+    printf("%s\n", none);
+  return rc;
+}
+
+static int run_profiles(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice ci profiles [-i GPUS] [--gi IDS] [--json]";
+  struct ci_opts o = {.placement = -1};
+  struct list_ctx x = {0};
+  unsigned visited = 0;
+  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  if (first <= 0)
+    return -first;
+  x.arr = json_array();
+  if (!c->json)
+    cli_table_begin("Compute instance profiles:", cip_cols, GS_NITEMS(cip_cols));
+  rc = for_each_gi(c, &o, profile_rows, &x, &visited);
+  return finish_list(c, &x, rc, visited, "No GPU instances found: Not Found");
+}
+
+static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                          const struct gs_gi_info *gi, void *arg)
+{
+  struct list_ctx *x = arg;
+  struct gs_geom_ci_profile cps[GS_GEOM_MAX_CI_PROFILES];
+  unsigned n = gs_geom_ci_profiles(info->model, gi->profile, cps);
+  (void)b;
+  for (unsigned k = 0; k < n; k++) {
+    json_t *starts = json_array();
+    char list[64];
+    size_t used = (size_t)snprintf(list, sizeof(list), "{");
+    for (unsigned s = 0; s < GS_GEOM_MAX_GRID; s++)
+      if (cps[k].starts & (1u << s)) {
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", used > 1 ? "," : "", s);
+        json_array_append_new(starts, json_integer(s));
+      }
+    snprintf(list + used, sizeof(list) - used, "}:%u", cps[k].span);
+    if (c->json)
+      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:o, s:i}", "gpu", info->index,
+                                              "gi", gi->id, "name", cps[k].name, "id", cps[k].id,
+                                              "starts", starts, "size", cps[k].span));
+    else {
+      json_decref(starts);
+      printf("GPU %2u GI %2u Profile ID %2u %-11s %s\n", info->index, gi->id, cps[k].id,
+             __builtin_popcount(cps[k].starts) == 1 ? "Placement :" : "Placements:", list);
+    }
+  }
+  x->rows += n;
+  return 0;
+}
+
+static int run_placements(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice ci placements [-i GPUS] [--gi IDS] [--json]";
+  struct ci_opts o = {.placement = -1};
+  struct list_ctx x = {0};
+  unsigned visited = 0;
+  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  if (first <= 0)
+    return -first;
+  x.arr = json_array();
+  rc = for_each_gi(c, &o, placement_rows, &x, &visited);
+  return finish_list(c, &x, rc, visited, "No GPU instances found: Not Found");
+}
+
+/* ---- create ---- */
+
+static int create_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                        const struct gs_gi_info *gi, void *arg)
+{
+  struct list_ctx *x = arg;
+  struct gs_err err = {0};
+  int count = x->argc > 0 ? x->argc : 1;
+  (void)c;
+  for (int a = 0; a < count; a++) {
+    struct gs_geom_ci_profile cp;
+    struct gs_ci_info ci;
+    const char *want = x->argc > 0 ? x->argv[a] : gi->profile->name;
+    if (gs_geom_ci_profile_find(info->model, gi->profile, want, &cp) != 0)
+      return cli_usage("GPU %u GPU instance %u (%s): unknown compute-instance profile '%s' "
+                       "(`gpuslice ci profiles -i %u --gi %u` lists them)",
+                       info->index, gi->id, gi->profile->name, want, info->index, gi->id);
+    if (b->ops->ci_create(b, &err, info->index, gi->id, cp.id, x->o->placement, &ci) != 0) {
+      printf("Unable to create a compute instance on GPU %2u GPU instance ID %2u using profile "
+             "%u: %s\n",
+             info->index, gi->id, cp.id, gs_code_text(err.code));
+      return cli_fail(&err);
+    }
+    printf("Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using "
+           "profile MIG %s (ID %2u)\n",
+           ci.id, info->index, gi->id, ci.profile.name, ci.profile.id);
+  }
+  return 0;
+}
+
+/* Operands may be comma-separated ("0,0,0"); split them in place. */
+static int split_operands(int argc, char **argv, char **out, int max)
+{
+  int n = 0;
+  for (int a = 0; a < argc; a++)
+    for (char *save = NULL, *w = strtok_r(argv[a], ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+      if (n == max)
+        return -cli_usage("ci create: at most %d compute-instance profiles at once", max);
+      out[n++] = w;
+    }
+  return n;
+}
+
+static int run_create(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice ci create [PROFILE[,PROFILE...]] [-i GPUS] [--gi IDS] [--placement START]\n"
+      "  PROFILE is a name (1c.3g.20gb) or a CI profile ID (0); none: the default (whole GI)";
+  struct ci_opts o = {.placement = -1};
+  struct list_ctx x = {.o = &o};
+  char *words[GS_GEOM_MAX_INSTANCES * 2];
+  unsigned visited = 0;
+  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  if (first <= 0)
+    return -first;
+  if ((x.argc = split_operands(argc - first, argv + first, words, (int)GS_NITEMS(words))) < 0)
+    return -x.argc;
+  x.argv = words;
+  rc = for_each_gi(c, &o, create_in_gi, &x, &visited);
+  if (rc == GS_EXIT_OK && visited == 0)
+    return cli_fail(&(struct gs_err){GS_E_NOT_FOUND,
+                                     "no GPU instance to create compute instances in; create one "
+                                     "with `gpuslice gi create`"});
+  return rc;
+}
+
+/* ---- list and destroy ---- */
+
+static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                      const struct gs_gi_info *gi, void *arg)
+{
+  struct list_ctx *x = arg;
+  struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
+  struct gs_err err = {0};
+  unsigned n = 0;
+  if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
+    return cli_fail(&err);
+  for (unsigned k = 0; k < n; k++, x->rows++) {
+    char v[GS_NITEMS(ci_cols)][GS_GEOM_NAME_SIZE + 4];
+    const char *cells[GS_NITEMS(ci_cols)] = {v[0], v[1], v[2], v[3], v[4], v[5]};
+    if (c->json) {
+      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "gpu",
+                                              info->index, "gi", gi->id, "name", cis[k].profile.name,
+                                              "profile_id", cis[k].profile.id, "id", cis[k].id,
+                                              "start", cis[k].start, "size", cis[k].span));
+      continue;
+    }
+    if (x->rows == 0)
+      cli_table_begin("Compute instances:", ci_cols, GS_NITEMS(ci_cols));
+    CELL(0, "%u", info->index);
+    CELL(1, "%u", gi->id);
+    CELL(2, "MIG %s", cis[k].profile.name);
+    CELL(3, "%u", cis[k].profile.id);
+    CELL(4, "%u", cis[k].id);
+    CELL(5, "%u:%u", cis[k].start, cis[k].span);
+    cli_table_row(ci_cols, GS_NITEMS(ci_cols), cells, 1);
+  }
+  return 0;
+}
+
+static int run_list(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice ci list [-i GPUS] [--gi IDS] [--json]";
+  struct ci_opts o = {.placement = -1};
+  struct list_ctx x = {0};
+  unsigned visited = 0;
+  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  if (first <= 0)
+    return -first;
+  x.arr = json_array();
+  rc = for_each_gi(c, &o, list_in_gi, &x, &visited);
+  return finish_list(c, &x, rc, visited, "No compute instances found: Not Found");
+}
+
+static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                         const struct gs_gi_info *gi, void *arg)
+{
+  struct list_ctx *x = arg;
+  struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
+  struct gs_err err = {0};
+  unsigned ids[GS_GEOM_MAX_INSTANCES * 2], n = 0;
+  int nid = 0, rc = 0;
+  (void)c;
+  if (x->o->ci && (nid = cli_parse_ids(x->o->ci, "--ci", ids, GS_NITEMS(ids))) < 0)
+    return GS_EXIT_USAGE;
+  if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
+    return cli_fail(&err);
+  for (unsigned k = 0; k < n; k++) {
+    if (!id_wanted(ids, nid, cis[k].id))
+      continue;
+    if (b->ops->ci_destroy(b, &err, info->index, gi->id, cis[k].id) != 0) {
+      printf("Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
+             cis[k].id, info->index, gi->id, gs_code_text(err.code));
+      rc = cli_fail(&err);
+      continue;
+    }
+    x->rows++;
+    printf("Successfully destroyed compute instance ID %2u from GPU %2u GPU instance ID %2u\n",
+           cis[k].id, info->index, gi->id);
+  }
+  return rc;
+}
+
+static int run_destroy(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice ci destroy [-i GPUS] [--gi IDS] [--ci IDS]   (no --gi/--ci: every compute instance)";
+  struct ci_opts o = {.placement = -1};
+  struct list_ctx x = {.o = &o};
+  unsigned visited = 0;
+  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  if (first <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  rc = for_each_gi(c, &o, destroy_in_gi, &x, &visited);
+  if (rc != GS_EXIT_OK)
+    printf("Failed to destroy compute instances\n");
+  else if (x.rows == 0)
+    printf("No compute instances found: Not Found\n");
+  return rc;
+}
+
+const struct cli_verb cli_verbs_ci[] = {
+    {"ci", "profiles", run_profiles, "compute instance profiles per GPU instance (-lcip)"},
+    {"ci", "placements", run_placements, "legal compute instance placements (-lcipp)"},
+    {"ci", "create", run_create, "create compute instances (-cci)"},
+    {"ci", "list", run_list, "list compute instances (-lci)"},
+    {"ci", "destroy", run_destroy, "destroy compute instances (-dci)"},
+    {0},
+};

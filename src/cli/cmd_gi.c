@@ -1,0 +1,478 @@
+/* cmd_gi.c: `gpuslice gi profiles|placements|create|list|destroy`, the
+ * GPU-instance half of `nvidia-smi mig` (-lgip, -lgipp, -cgi, -lgi, -dgi),
+ * printed in nvidia-smi's layout or as JSON. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cli_col gip_cols[] = {
+    {{"GPU"}, 3, false},
+    {{"Name"}, 18, true},
+    {{"ID"}, 3, false},
+    {{"Instances", "Free/Total"}, 10, false},
+    {{"Memory", "GiB"}, 7, false},
+    {{"P2P"}, 3, false},
+    {{"SM", "CE"}, 4, false},
+    {{"DEC", "JPEG"}, 4, false},
+    {{"ENC", "OFA"}, 4, false},
+};
+
+static const struct cli_col gi_cols[] = {
+    {{"GPU"}, 3, false},
+    {{"Name"}, 18, true},
+    {{"Profile", "ID"}, 7, false},
+    {{"Instance", "ID"}, 8, false},
+    {{"Placement", "Start:Size"}, 10, false},
+};
+
+/* The GPUs selected by -i with their info; returns the count or -(exit). */
+static int selected_infos(struct cli *c, struct gs_backend **b, struct gs_gpu_info *infos)
+{
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
+  struct gs_err err = {0};
+  int n = cli_select_gpus(c, gpus);
+  if (n < 0)
+    return n;
+  cli_backend(c, b);
+  for (int i = 0; i < n; i++)
+    if ((*b)->ops->gpu_info(*b, &err, gpus[i], &infos[i]) != 0)
+      return -cli_fail(&err);
+  return n;
+}
+
+static void format_placements(const struct gs_geom_gi_profile *p, char *buf, size_t size)
+{
+  unsigned starts[GS_GEOM_MAX_GRID], n = gs_geom_gi_starts(p, starts);
+  size_t used = (size_t)snprintf(buf, size, "{");
+  for (unsigned i = 0; i < n && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%u", i ? "," : "", starts[i]);
+  if (used < size)
+    snprintf(buf + used, size - used, "}:%u", p->span);
+}
+
+static json_t *placements_json(const struct gs_geom_gi_profile *p)
+{
+  unsigned starts[GS_GEOM_MAX_GRID], n = gs_geom_gi_starts(p, starts);
+  json_t *arr = json_array();
+  for (unsigned i = 0; i < n; i++)
+    json_array_append_new(arr, json_integer(starts[i]));
+  return json_pack("{s:o, s:i}", "starts", arr, "size", p->span);
+}
+
+static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, unsigned free_count)
+{
+  return json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+                   "gpu", gpu, "name", p->name, "id", p->id, "free", free_count, "total",
+                   p->max_count, "memory_mib", p->memory_mib, "memory_gib",
+                   gs_geom_gib(p->memory_mib), "p2p", 0, "sms", p->sms, "ce", p->ce, "dec", p->dec,
+                   "enc", p->enc, "jpeg", p->jpeg, "ofa", p->ofa, "compute_slices",
+                   p->compute_slices, "placements", placements_json(p));
+}
+
+static void print_profile_rows(const struct gs_gpu_info *info, const struct gs_geom_gi_profile *p,
+                               unsigned free_count)
+{
+  char v[18][GS_GEOM_NAME_SIZE + 4];
+  const char *cells[18];
+  snprintf(v[0], sizeof(v[0]), "%u", info->index);
+  snprintf(v[1], sizeof(v[1]), "MIG %s", p->name);
+  snprintf(v[2], sizeof(v[2]), "%u", p->id);
+  snprintf(v[3], sizeof(v[3]), "%u/%u", free_count, p->max_count);
+  snprintf(v[4], sizeof(v[4]), "%.2f", gs_geom_gib(p->memory_mib));
+  snprintf(v[5], sizeof(v[5]), "No");
+  snprintf(v[6], sizeof(v[6]), "%u", p->sms);
+  snprintf(v[7], sizeof(v[7]), "%u", p->dec);
+  snprintf(v[8], sizeof(v[8]), "%u", p->enc);
+  for (unsigned i = 9; i < 15; i++)
+    v[i][0] = 0;
+  snprintf(v[15], sizeof(v[15]), "%u", p->ce);
+  snprintf(v[16], sizeof(v[16]), "%u", p->jpeg);
+  snprintf(v[17], sizeof(v[17]), "%u", p->ofa);
+  for (unsigned i = 0; i < 18; i++)
+    cells[i] = v[i];
+  cli_table_row(gip_cols, GS_NITEMS(gip_cols), cells, 2);
+}
+
+static int run_profiles(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice gi profiles [-i GPUS] [--json]";
+  struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  json_t *arr;
+  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  if (first <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  if ((n = selected_infos(c, &b, infos)) < 0)
+    return -n;
+  arr = json_array();
+  if (!c->json)
+    cli_table_begin("GPU instance profiles:", gip_cols, GS_NITEMS(gip_cols));
+  for (int i = 0; i < n; i++) {
+    const struct gs_geom_model *m = infos[i].model;
+    for (unsigned k = 0; k < m->ngi; k++) {
+      unsigned free_count = 0;
+      if (b->ops->gi_remaining(b, &err, infos[i].index, &m->gi[k], &free_count) != 0) {
+        json_decref(arr);
+        return cli_fail(&err);
+      }
+      if (c->json)
+        json_array_append_new(arr, profile_json(infos[i].index, &m->gi[k], free_count));
+      else
+        print_profile_rows(&infos[i], &m->gi[k], free_count);
+    }
+  }
+  if (c->json)
+    return cli_print_json(arr);
+  json_decref(arr);
+  return GS_EXIT_OK;
+}
+
+static int run_placements(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice gi placements [-i GPUS] [PROFILE...] [--json]";
+  struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  json_t *arr;
+  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  if (first <= 0)
+    return -first;
+  if ((n = selected_infos(c, &b, infos)) < 0)
+    return -n;
+  arr = json_array();
+  for (int i = 0; i < n; i++) {
+    const struct gs_geom_model *m = infos[i].model;
+    for (unsigned k = 0; k < m->ngi; k++) {
+      const struct gs_geom_gi_profile *p = &m->gi[k];
+      char list[64];
+      bool wanted = first >= argc;
+      for (int a = first; a < argc && !wanted; a++)
+        wanted = gs_geom_gi_profile_find(m, argv[a]) == p;
+      if (!wanted)
+        continue;
+      format_placements(p, list, sizeof(list));
+      if (c->json)
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:o}", "gpu", infos[i].index,
+                                             "name", p->name, "id", p->id, "placements",
+                                             placements_json(p)));
+      else
+        printf("GPU %2u Profile ID %2u %-11s %s\n", infos[i].index, p->id,
+               __builtin_popcount(p->starts) == 1 ? "Placement :" : "Placements:", list);
+    }
+  }
+  for (int a = first; a < argc; a++)
+    if (n > 0 && !gs_geom_gi_profile_find(infos[0].model, argv[a])) {
+      json_decref(arr);
+      return cli_usage("gi placements: unknown profile '%s' for %s; `gpuslice gi profiles` lists them",
+                       argv[a], infos[0].model->key);
+    }
+  if (c->json)
+    return cli_print_json(arr);
+  json_decref(arr);
+  return GS_EXIT_OK;
+}
+
+/* ---- create ---- */
+
+struct create_opts {
+  int placement;       /* -1: the driver chooses */
+  bool with_ci;
+};
+
+static int on_create_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  struct create_opts *o = arg;
+  char *end;
+  long v;
+  (void)c;
+  if (ch == 'C') {
+    o->with_ci = true;
+    return 0;
+  }
+  v = strtol(value, &end, 10);
+  if (!*value || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
+    return cli_usage("--placement '%s': expected a memory-slice start such as 0 or 4 "
+                     "(`gpuslice gi placements` lists them)",
+                     value);
+  o->placement = (int)v;
+  return 0;
+}
+
+/* Splits the operands ("19,19 1g.5gb") into profile words. */
+static int collect_profiles(int argc, char **argv, char words[][GS_GEOM_NAME_SIZE], unsigned max)
+{
+  unsigned n = 0;
+  for (int a = 0; a < argc; a++) {
+    const char *p = argv[a];
+    while (*p) {
+      size_t len = strcspn(p, ",");
+      if (len == 0 || len >= GS_GEOM_NAME_SIZE || n == max)
+        return -cli_usage("gi create: bad profile list '%s': give names or IDs such as 1g.5gb "
+                          "or 19,19 (at most %u)",
+                          argv[a], max);
+      memcpy(words[n], p, len);
+      words[n++][len] = 0;
+      p += len + (p[len] == ',');
+    }
+  }
+  return (int)n;
+}
+
+static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned k = 0; k < m->ngi && used < size; k++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s (%u)", k ? ", " : "", m->gi[k].name,
+                             m->gi[k].id);
+}
+
+/* Resolves every word against one GPU's model before anything is created. */
+static int resolve_profiles(const struct gs_gpu_info *info, char words[][GS_GEOM_NAME_SIZE],
+                            unsigned n, const struct gs_geom_gi_profile **out)
+{
+  char list[512];
+  for (unsigned w = 0; w < n; w++) {
+    char *at = strchr(words[w], '@');
+    if (at)
+      *at = 0;
+    out[w] = gs_geom_gi_profile_find(info->model, words[w]);
+    if (at)
+      *at = '@';
+    if (!out[w]) {
+      list_profiles(info->model, list, sizeof(list));
+      return cli_usage("GPU %u (%s): unknown GPU instance profile '%s'; its profiles are %s",
+                       info->index, info->model->key, words[w], list);
+    }
+  }
+  return 0;
+}
+
+/* The start for one word: "name@4", else --placement, else -1. */
+static int word_start(const char *word, int placement, int *start)
+{
+  const char *at = strchr(word, '@');
+  char *end;
+  long v;
+  *start = placement;
+  if (!at)
+    return 0;
+  v = strtol(at + 1, &end, 10);
+  if (!at[1] || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
+    return cli_usage("'%s': the start after '@' must be a memory slice such as 0 or 4", word);
+  *start = (int)v;
+  return 0;
+}
+
+static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
+                         char words[][GS_GEOM_NAME_SIZE], unsigned n,
+                         const struct create_opts *o)
+{
+  const struct gs_geom_gi_profile *profiles[GS_GEOM_MAX_INSTANCES * 2];
+  struct gs_err err = {0};
+  int rc = resolve_profiles(info, words, n, profiles);
+  for (unsigned w = 0; rc == 0 && w < n; w++) {
+    struct gs_gi_info gi;
+    int start;
+    if ((rc = word_start(words[w], o->placement, &start)) != 0)
+      break;
+    if (b->ops->gi_create(b, &err, info->index, profiles[w], start, &gi) != 0) {
+      printf("Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
+             profiles[w]->id, gs_code_text(err.code));
+      rc = cli_fail(&err);
+      printf("Failed to create GPU instances: %s\n", gs_code_text(err.code));
+      break;
+    }
+    printf("Successfully created GPU instance ID %2u on GPU %2u using profile MIG %s (ID %2u)\n",
+           gi.id, info->index, gi.profile->name, gi.profile->id);
+    if (o->with_ci) {
+      struct gs_ci_info ci;
+      struct gs_geom_ci_profile cp;
+      gs_geom_ci_profile_find(info->model, gi.profile, gi.profile->name, &cp);
+      if (b->ops->ci_create(b, &err, info->index, gi.id, cp.id, -1, &ci) != 0) {
+        rc = cli_fail(&err);
+        break;
+      }
+      printf("Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using "
+             "profile MIG %s (ID %2u)\n",
+             ci.id, info->index, gi.id, ci.profile.name, ci.profile.id);
+    }
+  }
+  return rc;
+}
+
+static int run_create(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice gi create PROFILE[,PROFILE...]... [-i GPUS] [--placement START] [-C|--with-ci]\n"
+      "  PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA profile ID (19), optionally NAME@START";
+  static const struct option extra[] = {
+      {"placement", required_argument, NULL, 'p'},
+      {"with-ci", no_argument, NULL, 'C'},
+      {0},
+  };
+  struct create_opts o = {.placement = -1};
+  struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  char words[GS_GEOM_MAX_INSTANCES * 2][GS_GEOM_NAME_SIZE];
+  int n, nw, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_create_opt, &o);
+  if (first <= 0)
+    return -first;
+  if (first >= argc)
+    return cli_usage("gi create: name at least one profile; usage: %s", usage);
+  if ((nw = collect_profiles(argc - first, argv + first, words, GS_NITEMS(words))) < 0)
+    return -nw;
+  if (o.placement >= 0 && nw > 1)
+    return cli_usage("gi create: --placement applies to one profile; for several write NAME@START "
+                     "(e.g. 3g.20gb@0 3g.20gb@4)");
+  if ((n = selected_infos(c, &b, infos)) < 0)
+    return -n;
+  for (int i = 0; i < n; i++) {
+    int r = create_on_gpu(b, &infos[i], words, (unsigned)nw, &o);
+    if (r && !rc)
+      rc = r;
+  }
+  return rc;
+}
+
+/* ---- list and destroy ---- */
+
+static void print_gi_row(const struct gs_gi_info *gi)
+{
+  char v[5][GS_GEOM_NAME_SIZE + 4];
+  const char *cells[5] = {v[0], v[1], v[2], v[3], v[4]};
+  snprintf(v[0], sizeof(v[0]), "%u", gi->gpu);
+  snprintf(v[1], sizeof(v[1]), "MIG %s", gi->profile->name);
+  snprintf(v[2], sizeof(v[2]), "%u", gi->profile->id);
+  snprintf(v[3], sizeof(v[3]), "%u", gi->id);
+  snprintf(v[4], sizeof(v[4]), "%u:%u", gi->start, gi->span);
+  cli_table_row(gi_cols, GS_NITEMS(gi_cols), cells, 1);
+}
+
+static int run_list(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice gi list [-i GPUS] [--json]";
+  struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  json_t *arr;
+  unsigned shown = 0;
+  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  if (first <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  if ((n = selected_infos(c, &b, infos)) < 0)
+    return -n;
+  arr = json_array();
+  for (int i = 0; i < n; i++) {
+    struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
+    unsigned ngi = 0;
+    if (!infos[i].mig_current)
+      continue;
+    if (b->ops->gi_list(b, &err, infos[i].index, gis, &ngi) != 0) {
+      json_decref(arr);
+      return cli_fail(&err);
+    }
+    for (unsigned k = 0; k < ngi; k++, shown++) {
+      if (c->json) {
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "gpu", gis[k].gpu,
+                                             "name", gis[k].profile->name, "profile_id",
+                                             gis[k].profile->id, "id", gis[k].id, "start",
+                                             gis[k].start, "size", gis[k].span));
+        continue;
+      }
+      if (shown == 0)
+        cli_table_begin("GPU instances:", gi_cols, GS_NITEMS(gi_cols));
+      print_gi_row(&gis[k]);
+    }
+  }
+  if (c->json)
+    return cli_print_json(arr);
+  json_decref(arr);
+  if (shown == 0)
+    printf("No GPU instances found: Not Found\n");
+  return GS_EXIT_OK;
+}
+
+static int on_gi_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  (void)c;
+  if (ch != 'g')
+    return cli_usage("unexpected option");
+  *(const char **)arg = value;
+  return 0;
+}
+
+static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, const char *gi_list,
+                          unsigned *destroyed)
+{
+  struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
+  unsigned ids[GS_GEOM_MAX_INSTANCES * 2], nid = 0, ngi = 0;
+  struct gs_err err = {0};
+  int rc = GS_EXIT_OK, k;
+  if (b->ops->gi_list(b, &err, info->index, gis, &ngi) != 0)
+    return cli_fail(&err);
+  if (gi_list) {
+    if ((k = cli_parse_ids(gi_list, "--gi", ids, GS_NITEMS(ids))) < 0)
+      return GS_EXIT_USAGE;
+    nid = (unsigned)k;
+  } else {
+    for (unsigned g = 0; g < ngi; g++)
+      ids[nid++] = gis[g].id;
+  }
+  for (unsigned g = 0; g < nid; g++) {
+    if (b->ops->gi_destroy(b, &err, info->index, ids[g]) != 0) {
+      printf("Unable to destroy GPU instance ID %2u from GPU %2u: %s\n", ids[g], info->index,
+             gs_code_text(err.code));
+      rc = cli_fail(&err);
+      continue;
+    }
+    (*destroyed)++;
+    printf("Successfully destroyed GPU instance ID %2u from GPU %2u\n", ids[g], info->index);
+  }
+  return rc;
+}
+
+static int run_destroy(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice gi destroy [-i GPUS] [--gi IDS]   (no --gi: every GPU instance)";
+  static const struct option extra[] = {{"gi", required_argument, NULL, 'g'}, {0}};
+  struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  const char *gi_list = NULL;
+  unsigned destroyed = 0;
+  int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_gi_opt, &gi_list);
+  if (first <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  if ((n = selected_infos(c, &b, infos)) < 0)
+    return -n;
+  for (int i = 0; i < n; i++) {
+    int r;
+    if (!infos[i].mig_current && !c->gpus)
+      continue;
+    r = destroy_on_gpu(b, &infos[i], gi_list, &destroyed);
+    if (r && !rc)
+      rc = r;
+  }
+  if (rc != GS_EXIT_OK)
+    printf("Failed to destroy GPU instances\n");
+  else if (destroyed == 0)
+    printf("No GPU instances found: Not Found\n");
+  return rc;
+}
+
+const struct cli_verb cli_verbs_gi[] = {
+    {"gi", "profiles", run_profiles, "GPU instance profiles with free/total (-lgip)"},
+    {"gi", "placements", run_placements, "legal placements per profile (-lgipp)"},
+    {"gi", "create", run_create, "create GPU instances (-cgi, -C)"},
+    {"gi", "list", run_list, "list GPU instances (-lgi)"},
+    {"gi", "destroy", run_destroy, "destroy GPU instances (-dgi)"},
+    {0},
+};

@@ -1,0 +1,173 @@
+/* cmd_layouts.c: `gpuslice layouts MODEL` draws every valid layout of a GPU
+ * model as slices (the MIG user guide's "all valid combinations" figure), and
+ * `gpuslice models` lists the models the geometry knows. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+struct draw_ctx {
+  const struct gs_geom_model *m;
+  bool json;
+  json_t *arr;
+  unsigned count;
+};
+
+static unsigned cell_width(const struct gs_geom_model *m)
+{
+  return m->grid <= 8 ? 9 : 6;
+}
+
+static void draw_header(const struct gs_geom_model *m)
+{
+  unsigned w = cell_width(m);
+  printf("      ");
+  for (unsigned s = 0; s < m->grid; s++)
+    printf("%-*u", (int)w, s);
+  printf("  (memory slices)\n");
+}
+
+/* One layout as one line: each GI a bracketed box as wide as its memory
+ * slices, unused slices as dashes, then what the layout leaves idle. */
+static int draw_layout(const struct gs_geom_layout *l, void *arg)
+{
+  struct draw_ctx *x = arg;
+  const struct gs_geom_model *m = x->m;
+  unsigned w = cell_width(m), compute = 0, s = 0;
+  char line[256];
+  size_t used = 0;
+  json_t *gis = json_array();
+  x->count++;
+  used += (size_t)snprintf(line, sizeof(line), "%4u  ", x->count);
+  while (s < m->grid && used < sizeof(line)) {
+    const struct gs_geom_slot *hit = NULL;
+    for (unsigned i = 0; i < l->n && !hit; i++)
+      if ((unsigned)l->slot[i].start == s)
+        hit = &l->slot[i];
+    if (!hit) {
+      used += (size_t)snprintf(line + used, sizeof(line) - used, "%*s%-*s", (int)(w / 2 - 1), "",
+                               (int)(w - w / 2 + 1), "--");
+      s++;
+      continue;
+    }
+    used += (size_t)snprintf(line + used, sizeof(line) - used, "[%-*s]",
+                             (int)(w * hit->profile->span - 2), hit->profile->name);
+    compute += hit->profile->compute_slices;
+    json_array_append_new(gis, json_pack("{s:s, s:i, s:i, s:i, s:i}", "profile", hit->profile->name,
+                                         "profile_id", hit->profile->id, "start", s, "size",
+                                         hit->profile->span, "gi_id",
+                                         gs_geom_gi_id(m, s, hit->profile->span)));
+    s += hit->profile->span;
+  }
+  json_array_append_new(x->arr, gis);
+  if (x->json)
+    return 0;
+  if (compute < m->compute_slices)
+    printf("%s  %u compute slice%s idle\n", line, m->compute_slices - compute,
+           m->compute_slices - compute == 1 ? "" : "s");
+  else
+    printf("%s\n", line);
+  return 0;
+}
+
+static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  unsigned *flags = arg;
+  (void)c;
+  (void)value;
+  if (ch == 'A')
+    *flags |= GS_GEOM_ENUM_ALL_SHAPES;
+  else if (ch == 'P')
+    *flags &= ~(unsigned)GS_GEOM_ENUM_MAXIMAL;
+  else
+    return cli_usage("unexpected option");
+  return 0;
+}
+
+static int run_layouts(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice layouts MODEL [--all-shapes] [--partial] [--json]\n"
+      "  --all-shapes  include the double-memory 1g profiles (e.g. 1g.10gb on a100-40gb)\n"
+      "  --partial     every valid layout, not only those to which nothing more fits";
+  static const struct option extra[] = {
+      {"all-shapes", no_argument, NULL, 'A'},
+      {"partial", no_argument, NULL, 'P'},
+      {0},
+  };
+  unsigned flags = GS_GEOM_ENUM_MAXIMAL;
+  struct draw_ctx x = {0};
+  int first = cli_getopt(c, argc, argv, usage, extra, on_layout_opt, &flags);
+  if (first <= 0)
+    return -first;
+  if (first + 1 != argc)
+    return cli_usage("layouts: name one GPU model (`gpuslice models` lists them); usage: %s", usage);
+  if (!(x.m = gs_geom_model_find(argv[first])))
+    return cli_usage("layouts: unknown GPU model '%s'; `gpuslice models` lists them", argv[first]);
+  x.arr = json_array();
+  x.json = c->json;
+  if (!c->json) {
+    printf("%s (%s): memory slices 0..%u, %u compute slices\n", x.m->name, x.m->key,
+           x.m->grid - 1, x.m->compute_slices);
+    draw_header(x.m);
+  }
+  gs_geom_enumerate(x.m, flags, draw_layout, &x);
+  if (c->json)
+    return cli_print_json(json_pack("{s:s, s:s, s:b, s:b, s:i, s:o}", "model", x.m->key, "name",
+                                    x.m->name, "maximal", !!(flags & GS_GEOM_ENUM_MAXIMAL),
+                                    "all_shapes", !!(flags & GS_GEOM_ENUM_ALL_SHAPES), "count",
+                                    x.count, "layouts", x.arr));
+  printf("%u %s layouts%s\n", x.count,
+         flags & GS_GEOM_ENUM_MAXIMAL ? "valid maximal" : "valid (partial included)",
+         flags & GS_GEOM_ENUM_ALL_SHAPES ? ", double-memory profiles included" : "");
+  json_decref(x.arr);
+  return GS_EXIT_OK;
+}
+
+static const char *arch_name(enum gs_geom_arch a)
+{
+  return a == GS_GEOM_AMPERE ? "Ampere" : a == GS_GEOM_HOPPER ? "Hopper" : "Blackwell";
+}
+
+static int run_models(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice models [--json]";
+  unsigned n;
+  const struct gs_geom_model *const *all = gs_geom_models(&n);
+  json_t *arr;
+  int first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  if (first <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  arr = json_array();
+  if (!c->json)
+    printf("%-16s %-46s %-10s %-9s %7s %8s %8s\n", "MODEL", "NVML NAME", "PCI ID", "ARCH",
+           "SLICES", "PROFILES", "LAYOUTS");
+  for (unsigned i = 0; i < n; i++) {
+    const struct gs_geom_model *m = all[i];
+    unsigned layouts = gs_geom_enumerate(m, GS_GEOM_ENUM_MAXIMAL, NULL, NULL);
+    char pci[16];
+    snprintf(pci, sizeof(pci), "0x%08X", m->pci_id);
+    if (c->json)
+      json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i}", "key",
+                                           m->key, "name", m->name, "aliases", m->aliases ? m->aliases : "",
+                                           "pci_id", pci, "arch", arch_name(m->arch),
+                                           "compute_slices", m->compute_slices, "memory_slices",
+                                           m->grid / m->leaf_span, "memory_mib", m->memory_mib,
+                                           "profiles", m->ngi, "maximal_layouts", layouts));
+    else
+      printf("%-16s %-46s %-10s %-9s %3u/%-3u %8u %8u\n", m->key, m->name, pci, arch_name(m->arch),
+             m->compute_slices, m->grid / m->leaf_span, m->ngi, layouts);
+  }
+  if (c->json)
+    return cli_print_json(arr);
+  json_decref(arr);
+  return GS_EXIT_OK;
+}
+
+const struct cli_verb cli_verbs_layouts[] = {
+    {NULL, "layouts", run_layouts, "every valid layout of a GPU model, drawn as slices"},
+    {NULL, "models", run_models, "the MIG-capable GPU models gpuslice knows"},
+    {0},
+};

@@ -1,0 +1,111 @@
+/* cmd_mig.c: `gpuslice mig enable|disable|status`, nvidia-smi's `-mig 1|0`
+ * and its mig.mode.current/pending query. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+
+static const char mode_usage[] = "gpuslice mig enable|disable [-i GPUS]";
+
+static const char *mode_word(bool on)
+{
+  return on ? "Enabled" : "Disabled";
+}
+
+/* Reports one GPU's outcome as nvidia-smi does, including the pending case. */
+static void report_mode(const struct gs_gpu_info *info, bool enable, int activation)
+{
+  if (activation == 0) {
+    printf("%s MIG Mode for GPU %s\n", enable ? "Enabled" : "Disabled", info->pci_bus_id);
+    return;
+  }
+  printf("Warning: MIG mode is in pending %s state for GPU %s: %s\n", enable ? "enable" : "disable",
+         info->pci_bus_id, gs_code_text(activation));
+  if (activation == GS_E_IN_USE)
+    printf("Processes still use GPU %u; stop them and retry, or reset the GPU "
+           "(`gpuslice emu gpu-reset -i %u`) or reboot to make the mode effective.\n",
+           info->index, info->index);
+  else
+    printf("This GPU cannot be reset here; reboot (`gpuslice emu reboot`) to make the mode "
+           "effective.\n");
+}
+
+static int set_mode(struct cli *c, int argc, char **argv, bool enable)
+{
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  int n, first = cli_getopt(c, argc, argv, mode_usage, NULL, NULL, NULL), rc = GS_EXIT_OK;
+  if (first <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], mode_usage);
+  if ((n = cli_select_gpus(c, gpus)) < 0)
+    return -n;
+  cli_backend(c, &b);
+  for (int i = 0; i < n; i++) {
+    struct gs_gpu_info info;
+    int activation = 0;
+    if (b->ops->gpu_info(b, &err, gpus[i], &info) != 0 ||
+        b->ops->set_mig_mode(b, &err, gpus[i], enable, &activation) != 0) {
+      rc = cli_fail(&err);
+      continue;
+    }
+    report_mode(&info, enable, activation);
+  }
+  if (rc == GS_EXIT_OK)
+    printf("All done.\n");
+  return rc;
+}
+
+static int run_enable(struct cli *c, int argc, char **argv)
+{
+  return set_mode(c, argc, argv, true);
+}
+
+static int run_disable(struct cli *c, int argc, char **argv)
+{
+  return set_mode(c, argc, argv, false);
+}
+
+static int run_status(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice mig status [-i GPUS] [--json]";
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  json_t *arr = json_array();
+  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  if (first <= 0 || (n = cli_select_gpus(c, gpus)) < 0) {
+    json_decref(arr);
+    return first <= 0 ? -first : -n;
+  }
+  cli_backend(c, &b);
+  if (!c->json)
+    printf("index, pci.bus_id, name, mig.mode.current, mig.mode.pending\n");
+  for (int i = 0; i < n; i++) {
+    struct gs_gpu_info info;
+    if (b->ops->gpu_info(b, &err, gpus[i], &info) != 0) {
+      json_decref(arr);
+      return cli_fail(&err);
+    }
+    if (c->json)
+      json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:s, s:b, s:b}", "gpu", info.index,
+                                           "uuid", info.uuid, "pci_bus_id", info.pci_bus_id, "name",
+                                           info.name, "mig_current", info.mig_current,
+                                           "mig_pending", info.mig_pending));
+    else
+      printf("%u, %s, %s, %s, %s\n", info.index, info.pci_bus_id, info.name,
+             mode_word(info.mig_current), mode_word(info.mig_pending));
+  }
+  if (c->json)
+    return cli_print_json(arr);
+  json_decref(arr);
+  return GS_EXIT_OK;
+}
+
+const struct cli_verb cli_verbs_mig[] = {
+    {"mig", "enable", run_enable, "enable MIG mode (nvidia-smi -mig 1)"},
+    {"mig", "disable", run_disable, "disable MIG mode (nvidia-smi -mig 0)"},
+    {"mig", "status", run_status, "current and pending MIG mode per GPU"},
+    {0},
+};

@@ -1,0 +1,415 @@
+/* util.c: error records and code names, whole-file reads, atomic file
+ * replacement, advisory locks, and the hash that derives stable identifiers.
+ * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"); nothing
+ * here prints or exits: every failure is a code plus a caller-owned message. */
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Redeclared with the printf attribute the header leaves out, so the
+ * vsnprintf below is checked as a format wrapper by gcc and clang alike. */
+int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap) GS_PRINTF(3, 0);
+
+/* ---------------------------------------------------------------- errors */
+
+int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap)
+{
+  /* Format into a scratch buffer first: callers may pass err->msg itself as
+   * an argument ("%s; run ..."), and vsnprintf must not read what it writes. */
+  char tmp[GS_ERR_MSG_SIZE];
+  int n;
+
+  if (err == NULL)
+    return code;
+  n = fmt ? vsnprintf(tmp, sizeof tmp, fmt, ap) : 0;
+  if (n < 0)
+    n = 0, tmp[0] = '\0';
+  if ((size_t)n >= sizeof tmp) /* truncated: say so rather than end mid-word silently */
+    memcpy(tmp + sizeof tmp - 4, "...", 4);
+  err->code = code;
+  memcpy(err->msg, tmp, sizeof tmp);
+  return code;
+}
+
+int gs_err_set(struct gs_err *err, int code, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start(ap, fmt);
+  gs_err_vset(err, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void gs_err_clear(struct gs_err *err)
+{
+  if (err == NULL)
+    return;
+  err->code = 0;
+  err->msg[0] = '\0';
+}
+
+/* One row per GS_CODE_MAP entry. Looked up by value, not by index, so the
+ * table stays right however the enum in util.h numbers its codes. */
+struct gs__code_row {
+  int code;
+  const char *name;
+  int nvml;
+  const char *text;
+};
+
+static const struct gs__code_row gs__codes[] = {
+    {GS_OK, "OK", 0, "Success"},
+#define GS__CODE_ROW(name, nvml, text) {GS_E_##name, #name, nvml, text},
+    GS_CODE_MAP(GS__CODE_ROW)
+#undef GS__CODE_ROW
+};
+
+/* NVML's own names for its return values (reference/mig-facts.md §6.3). Kept
+ * apart from the codes because ours differ where NVML's is terse (NO_MEMORY
+ * is NVML_ERROR_MEMORY) and several of ours share 999. */
+static const struct {
+  int value;
+  const char *name;
+} gs__nvml_names[] = {
+    {0, "NVML_SUCCESS"},
+    {2, "NVML_ERROR_INVALID_ARGUMENT"},
+    {3, "NVML_ERROR_NOT_SUPPORTED"},
+    {4, "NVML_ERROR_NO_PERMISSION"},
+    {6, "NVML_ERROR_NOT_FOUND"},
+    {7, "NVML_ERROR_INSUFFICIENT_SIZE"},
+    {16, "NVML_ERROR_RESET_REQUIRED"},
+    {19, "NVML_ERROR_IN_USE"},
+    {20, "NVML_ERROR_MEMORY"},
+    {23, "NVML_ERROR_INSUFFICIENT_RESOURCES"},
+    {999, "NVML_ERROR_UNKNOWN"},
+};
+
+static const struct gs__code_row *gs__code_row(int code)
+{
+  for (size_t i = 0; i < GS_NITEMS(gs__codes); i++)
+    if (gs__codes[i].code == code)
+      return &gs__codes[i];
+  return NULL;
+}
+
+const char *gs_code_name(int code)
+{
+  const struct gs__code_row *r = gs__code_row(code);
+  return r ? r->name : "UNKNOWN";
+}
+
+int gs_code_nvml_value(int code)
+{
+  const struct gs__code_row *r = gs__code_row(code);
+  return r ? r->nvml : 999;
+}
+
+const char *gs_code_nvml_name(int code)
+{
+  int v = gs_code_nvml_value(code);
+
+  for (size_t i = 0; i < GS_NITEMS(gs__nvml_names); i++)
+    if (gs__nvml_names[i].value == v)
+      return gs__nvml_names[i].name;
+  return "NVML_ERROR_UNKNOWN";
+}
+
+const char *gs_code_text(int code)
+{
+  const struct gs__code_row *r = gs__code_row(code);
+  return r ? r->text : "Unknown Error"; /* NVML's text for NVML_ERROR_UNKNOWN */
+}
+
+/* ----------------------------------------------------------------- files */
+
+/* Copies the directory part of path into dir ("." when there is none). */
+static int gs__dirname(struct gs_err *err, const char *path, char dir[PATH_MAX])
+{
+  const char *slash = strrchr(path, '/');
+  size_t n;
+
+  if (slash == NULL) {
+    memcpy(dir, ".", 2);
+    return 0;
+  }
+  n = slash == path ? 1 : (size_t)(slash - path); /* "/x" lives in "/" */
+  if (n >= PATH_MAX)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  return 0;
+}
+
+/* Reads fd to EOF into a buffer that grows up to limit + 1 bytes, one more
+ * than allowed, so an oversized file is seen even when fstat lied (pipes,
+ * /proc, a file growing under us). */
+static int gs__read_fd(struct gs_err *err, const char *path, int fd, size_t limit, size_t hint,
+                       char **data, size_t *len) {
+  size_t cap = hint < limit ? hint + 1 : limit + 1, used = 0;
+  char *buf = NULL, *nbuf;
+  ssize_t n;
+
+  if (cap < 256)
+    cap = limit + 1 < 256 ? limit + 1 : 256;
+  if ((buf = malloc(cap + 1)) == NULL)
+    goto nomem;
+  for (;;) {
+    if (used == cap) {
+      if (cap > limit) {
+        free(buf);
+        return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: file is larger than the %zu-byte limit",
+                          path, limit);
+      }
+      cap = cap > (limit + 1) / 2 ? limit + 1 : cap * 2;
+      if ((nbuf = realloc(buf, cap + 1)) == NULL)
+        goto nomem;
+      buf = nbuf;
+    }
+    n = read(fd, buf + used, cap - used);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      free(buf);
+      return gs_err_set(err, GS_E_IO, "%s: cannot read: %s", path, strerror(e));
+    }
+    if (n == 0)
+      break;
+    used += (size_t)n;
+  }
+  buf[used] = '\0';
+  *data = buf;
+  *len = used;
+  return 0;
+nomem:
+  free(buf);
+  return gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory reading the file", path);
+}
+
+int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data, size_t *len)
+{
+  struct stat sb;
+  size_t hint = 0;
+  int fd, rc;
+
+  *data = NULL;
+  *len = 0;
+  if (limit > SIZE_MAX - 2) /* keep limit + 2 (the sentinel byte and the NUL) representable */
+    limit = SIZE_MAX - 2;
+  do
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT)
+      return gs_err_set(err, GS_E_NOT_FOUND, "%s: no such file", path);
+    return gs_err_set(err, GS_E_IO, "%s: cannot open: %s", path, strerror(e));
+  }
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+    if ((uintmax_t)sb.st_size > limit) { /* refuse before allocating for it */
+      close(fd);
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: file is larger than the %zu-byte limit",
+                        path, limit);
+    }
+    hint = (size_t)sb.st_size;
+  }
+  rc = gs__read_fd(err, path, fd, limit, hint, data, len);
+  close(fd);
+  return rc;
+}
+
+/* Writes all of data, resuming after short writes and signals. */
+static int gs__write_all(int fd, const char *data, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = write(fd, data, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    data += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* fsyncs a directory so a rename inside it survives a crash. Filesystems that
+ * cannot sync directories say EINVAL; there is nothing more to do there. */
+static int gs__sync_dir(const char *dir)
+{
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc, e;
+
+  if (fd < 0)
+    return -1;
+  rc = fsync(fd);
+  e = errno;
+  close(fd);
+  if (rc < 0 && e != EINVAL && e != ENOTSUP)
+    return errno = e, -1;
+  return 0;
+}
+
+int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len)
+{
+  char tmp[PATH_MAX], dir[PATH_MAX];
+  const char *what = "create";
+  int fd = -1, n, e;
+
+  if (gs__dirname(err, path, dir) != 0)
+    return GS_E_INVALID_ARGUMENT;
+  n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof tmp)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    goto fail;
+  what = "write";
+  if (gs__write_all(fd, data, len) != 0)
+    goto fail;
+  what = "sync";
+  if (fsync(fd) != 0)
+    goto fail;
+  what = "close";
+  n = close(fd);
+  fd = -1;
+  if (n != 0)
+    goto fail;
+  what = "rename the temporary file over";
+  if (rename(tmp, path) != 0)
+    goto fail;
+  if (gs__sync_dir(dir) != 0) /* path already holds the new content; report, nothing to undo */
+    return gs_err_set(err, GS_E_IO, "%s: cannot sync directory %s: %s", path, dir, strerror(errno));
+  return 0;
+fail:
+  e = errno;
+  if (fd >= 0)
+    close(fd);
+  unlink(tmp);
+  return gs_err_set(err, GS_E_IO, "%s: cannot %s the file: %s", path, what, strerror(e));
+}
+
+int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock)
+{
+  char name[PATH_MAX];
+  int n, rc;
+
+  lock->fd = -1;
+  n = snprintf(name, sizeof name, "%s.lock", path);
+  if (n < 0 || (size_t)n >= sizeof name)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
+  /* Read-only is enough for flock, and lets a reader use a lock file that
+   * another user created. */
+  do
+    lock->fd = open(name, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+  while (lock->fd < 0 && errno == EINTR);
+  if (lock->fd < 0) {
+    int e = errno;
+    return gs_err_set(err, e == ENOENT ? GS_E_NOT_FOUND : GS_E_IO, "%s: cannot open lock file: %s",
+                      name, strerror(e));
+  }
+  do
+    rc = flock(lock->fd, exclusive ? LOCK_EX : LOCK_SH);
+  while (rc < 0 && errno == EINTR);
+  if (rc < 0) {
+    int e = errno;
+    gs_file_unlock(lock);
+    return gs_err_set(err, GS_E_IO, "%s: cannot lock: %s", name, strerror(e));
+  }
+  return 0;
+}
+
+void gs_file_unlock(struct gs_file_lock *lock)
+{
+  if (lock == NULL || lock->fd < 0)
+    return;
+  close(lock->fd); /* closing the only descriptor of the open file releases the flock */
+  lock->fd = -1;
+}
+
+int gs_file_make_parent(struct gs_err *err, const char *path)
+{
+  char dir[PATH_MAX];
+  struct stat sb;
+
+  if (gs__dirname(err, path, dir) != 0)
+    return GS_E_INVALID_ARGUMENT;
+  /* Create each prefix in turn; the final stat tells a file-in-the-way apart. */
+  for (char *p = dir + 1;; p++) {
+    if (*p != '/' && *p != '\0')
+      continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+      int e = errno;
+      return gs_err_set(err, GS_E_IO, "%s: cannot create directory %s: %s", path, dir, strerror(e));
+    }
+    *p = c;
+    if (c == '\0')
+      break;
+  }
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return gs_err_set(err, GS_E_IO, "%s: %s is not a directory", path, dir);
+  return 0;
+}
+
+/* ------------------------------------------------------------- hashing */
+
+/* splitmix64's finalizer: every input bit reaches every output bit. */
+static uint64_t gs__mix64(uint64_t x)
+{
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9u;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebu;
+  x ^= x >> 31;
+  return x;
+}
+
+/* Two FNV-1a lanes with different seeds and multipliers, fed byte by byte so
+ * the result is the same on every host whatever its endianness; each lane is
+ * finished by the mixer, the second also folding in the first so the halves
+ * are not two independent 64-bit hashes side by side. */
+void gs_hash128(const void *data, size_t len, uint8_t out[16])
+{
+  const unsigned char *p = data;
+  uint64_t a = 0xcbf29ce484222325u;  /* FNV-1a 64 offset basis */
+  uint64_t b = 0x6a09e667f3bcc909u;  /* an unrelated seed (sqrt(2) fraction) */
+
+  for (size_t i = 0; i < len; i++) {
+    a = (a ^ p[i]) * 0x00000100000001b3u; /* FNV-1a 64 prime */
+    b = (b ^ p[i]) * 0x9e3779b97f4a7c15u; /* odd golden-ratio constant */
+  }
+  a = gs__mix64(a ^ (uint64_t)len);
+  b = gs__mix64(b ^ a);
+  for (int i = 0; i < 8; i++) {
+    out[i] = (uint8_t)(a >> (56 - 8 * i));
+    out[8 + i] = (uint8_t)(b >> (56 - 8 * i));
+  }
+}
+
+void gs_uuid_format(const uint8_t bytes[16], char out[37])
+{
+  static const char hex[] = "0123456789abcdef";
+  uint8_t b[16];
+  size_t o = 0;
+
+  memcpy(b, bytes, sizeof b);
+  b[6] = (uint8_t)((b[6] & 0x0f) | 0x50); /* version 5: name-based */
+  b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant: 10xx */
+  for (int i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      out[o++] = '-';
+    out[o++] = hex[b[i] >> 4];
+    out[o++] = hex[b[i] & 0x0f];
+  }
+  out[o] = '\0';
+}

@@ -1,0 +1,97 @@
+/* util.h: the shared utilities every layer may use: error records, whole-file
+ * reads, atomic file replacement under a lock, and small hashing helpers.
+ * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
+#ifndef GS_UTIL_H
+#define GS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_NITEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define GS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GS_PRINTF(f, a)
+#endif
+
+/* Error codes. The NVML column is the nvmlReturn_t value the same condition has
+ * in NVML (reference/mig-facts.md §6.3), so the emulator and the NVML backend
+ * speak one vocabulary; 999 (NVML_ERROR_UNKNOWN) marks conditions of our own.
+ * X(name, nvml value, NVML's own text as nvidia-smi prints it) */
+#define GS_CODE_MAP(X)                                                         \
+  X(INVALID_ARGUMENT, 2, "Invalid Argument")                                   \
+  X(NOT_SUPPORTED, 3, "Not Supported")                                         \
+  X(NO_PERMISSION, 4, "Insufficient Permissions")                              \
+  X(NOT_FOUND, 6, "Not Found")                                                 \
+  X(INSUFFICIENT_SIZE, 7, "Insufficient Size")                                 \
+  X(RESET_REQUIRED, 16, "Reset Required")                                      \
+  X(IN_USE, 19, "In use by another client")                                    \
+  X(NO_MEMORY, 20, "Out of Memory")                                            \
+  X(INSUFFICIENT_RESOURCES, 23, "Insufficient Resources")                      \
+  X(IO, 999, "I/O error")                                                      \
+  X(CORRUPT_STATE, 999, "Corrupt state")                                       \
+  X(USAGE, 999, "Usage error")
+
+enum gs_code {
+  GS_OK = 0,
+#define GS__CODE_ENUM(name, nvml, text) GS_E__INDEX_##name,
+  GS_CODE_MAP(GS__CODE_ENUM)
+#undef GS__CODE_ENUM
+  GS_E__COUNT
+};
+
+/* Public codes are negative: GS_E_IN_USE etc. */
+#define GS__CODE_NEG(name, nvml, text) GS_E_##name = -(GS_E__INDEX_##name + 1),
+enum gs_code_neg { GS_CODE_MAP(GS__CODE_NEG) GS_E__LAST = 0 };
+#undef GS__CODE_NEG
+
+#define GS_ERR_MSG_SIZE 512
+
+/* An error record owned by the caller; functions fill it and return its code.
+ * Every function that takes one accepts NULL (the message is then dropped). */
+struct gs_err {
+  int code;                 /* 0 or a GS_E_* value */
+  char msg[GS_ERR_MSG_SIZE];
+};
+
+/* Records code and message; returns code so callers can `return gs_err_set(..)`. */
+int gs_err_set(struct gs_err *err, int code, const char *fmt, ...) GS_PRINTF(3, 4);
+int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap);
+void gs_err_clear(struct gs_err *err);
+/* Short name of a code, e.g. "IN_USE"; "OK" for 0; "UNKNOWN" otherwise. */
+const char *gs_code_name(int code);
+/* NVML's name and value for a code: "NVML_ERROR_IN_USE", 19. */
+const char *gs_code_nvml_name(int code);
+int gs_code_nvml_value(int code);
+/* NVML's text for a code ("In use by another client"). */
+const char *gs_code_text(int code);
+
+/* Reads a whole file into a NUL-terminated heap buffer the caller frees.
+ * A missing file is GS_E_NOT_FOUND; limit caps the size accepted. */
+int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data, size_t *len);
+
+/* Replaces path with data atomically: writes a temporary file in the same
+ * directory, fsyncs it, renames it over path and fsyncs the directory, so a
+ * crash at any moment leaves either the old or the new content. */
+int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len);
+
+/* An advisory lock (flock) on "<path>.lock", created if needed. The lock file
+ * is separate from path because path is replaced by rename on every write. */
+struct gs_file_lock {
+  int fd;
+};
+int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock);
+void gs_file_unlock(struct gs_file_lock *lock);
+
+/* Creates every missing directory of path's parent (mkdir -p of dirname). */
+int gs_file_make_parent(struct gs_err *err, const char *path);
+
+/* A 128-bit non-cryptographic hash of a byte string, stable across runs and
+ * hosts; used where an identifier must be derived, not drawn at random. */
+void gs_hash128(const void *data, size_t len, uint8_t out[16]);
+/* Formats 16 bytes as a version-5-shaped UUID text (8-4-4-4-12, lower hex). */
+void gs_uuid_format(const uint8_t bytes[16], char out[37]);
+
+#endif

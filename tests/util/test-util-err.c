@@ -1,0 +1,160 @@
+/* test-util-err.c: error records and the code table: every code's short
+ * name, NVML name, NVML value and text; NULL records; messages that overflow
+ * the record or quote the record itself. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "util/util.h"
+
+struct code_case {
+  int code;
+  const char *name, *nvml_name;
+  int nvml;
+  const char *text;
+};
+
+/* Written out by hand, not from GS_CODE_MAP, so a slip in the map shows. */
+static const struct code_case cases[] = {
+    {GS_OK, "OK", "NVML_SUCCESS", 0, "Success"},
+    {GS_E_INVALID_ARGUMENT, "INVALID_ARGUMENT", "NVML_ERROR_INVALID_ARGUMENT", 2, "Invalid Argument"},
+    {GS_E_NOT_SUPPORTED, "NOT_SUPPORTED", "NVML_ERROR_NOT_SUPPORTED", 3, "Not Supported"},
+    {GS_E_NO_PERMISSION, "NO_PERMISSION", "NVML_ERROR_NO_PERMISSION", 4, "Insufficient Permissions"},
+    {GS_E_NOT_FOUND, "NOT_FOUND", "NVML_ERROR_NOT_FOUND", 6, "Not Found"},
+    {GS_E_INSUFFICIENT_SIZE, "INSUFFICIENT_SIZE", "NVML_ERROR_INSUFFICIENT_SIZE", 7,
+     "Insufficient Size"},
+    {GS_E_RESET_REQUIRED, "RESET_REQUIRED", "NVML_ERROR_RESET_REQUIRED", 16, "Reset Required"},
+    {GS_E_IN_USE, "IN_USE", "NVML_ERROR_IN_USE", 19, "In use by another client"},
+    {GS_E_NO_MEMORY, "NO_MEMORY", "NVML_ERROR_MEMORY", 20, "Out of Memory"},
+    {GS_E_INSUFFICIENT_RESOURCES, "INSUFFICIENT_RESOURCES", "NVML_ERROR_INSUFFICIENT_RESOURCES", 23,
+     "Insufficient Resources"},
+    {GS_E_IO, "IO", "NVML_ERROR_UNKNOWN", 999, "I/O error"},
+    {GS_E_CORRUPT_STATE, "CORRUPT_STATE", "NVML_ERROR_UNKNOWN", 999, "Corrupt state"},
+    {GS_E_USAGE, "USAGE", "NVML_ERROR_UNKNOWN", 999, "Usage error"},
+};
+
+static void every_code_has_its_names(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < GS_NITEMS(cases); i++) {
+    const struct code_case *c = &cases[i];
+    assert_string_equal(gs_code_name(c->code), c->name);
+    assert_string_equal(gs_code_nvml_name(c->code), c->nvml_name);
+    assert_int_equal(gs_code_nvml_value(c->code), c->nvml);
+    assert_string_equal(gs_code_text(c->code), c->text);
+  }
+}
+
+/* The hand table covers the map: adding a code without a row fails here. */
+static void the_table_covers_the_map(void **state)
+{
+  (void)state;
+#define COUNT_CODE(name, nvml, text) +1
+  assert_int_equal(GS_NITEMS(cases), 1 GS_CODE_MAP(COUNT_CODE));
+#undef COUNT_CODE
+}
+
+static void codes_are_negative_and_distinct(void **state)
+{
+  (void)state;
+  for (size_t i = 1; i < GS_NITEMS(cases); i++) {
+    assert_true(cases[i].code < 0);
+    for (size_t j = 1; j < i; j++)
+      assert_int_not_equal(cases[i].code, cases[j].code);
+  }
+}
+
+static void unknown_codes_are_nvml_unknown(void **state)
+{
+  static const int unknown[] = {1, 5, 999, -1000, 12345};
+  (void)state;
+  for (size_t i = 0; i < GS_NITEMS(unknown); i++) {
+    assert_string_equal(gs_code_name(unknown[i]), "UNKNOWN");
+    assert_string_equal(gs_code_nvml_name(unknown[i]), "NVML_ERROR_UNKNOWN");
+    assert_int_equal(gs_code_nvml_value(unknown[i]), 999);
+    assert_string_equal(gs_code_text(unknown[i]), "Unknown Error");
+  }
+}
+
+static void set_fills_the_record(void **state)
+{
+  struct gs_err err = {0};
+  (void)state;
+  assert_int_equal(gs_err_set(&err, GS_E_IN_USE, "GPU %d: %s", 3, "busy"), GS_E_IN_USE);
+  assert_int_equal(err.code, GS_E_IN_USE);
+  assert_string_equal(err.msg, "GPU 3: busy");
+}
+
+static void null_record_is_accepted(void **state)
+{
+  (void)state;
+  assert_int_equal(gs_err_set(NULL, GS_E_IO, "%s", "dropped"), GS_E_IO);
+  assert_int_equal(gs_err_set(NULL, 0, "fine"), 0);
+  gs_err_clear(NULL);
+}
+
+static void clear_resets_code_and_message(void **state)
+{
+  struct gs_err err;
+  (void)state;
+  gs_err_set(&err, GS_E_USAGE, "bad flag");
+  gs_err_clear(&err);
+  assert_int_equal(err.code, 0);
+  assert_string_equal(err.msg, "");
+}
+
+static void long_message_is_truncated_and_marked(void **state)
+{
+  char big[3 * GS_ERR_MSG_SIZE];
+  struct gs_err err;
+  (void)state;
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  gs_err_set(&err, GS_E_INVALID_ARGUMENT, "start %s", big);
+  assert_int_equal(err.code, GS_E_INVALID_ARGUMENT);
+  assert_int_equal(strlen(err.msg), GS_ERR_MSG_SIZE - 1);
+  assert_memory_equal(err.msg, "start xxx", 9);
+  assert_string_equal(err.msg + GS_ERR_MSG_SIZE - 4, "...");
+}
+
+static void message_that_just_fits_is_kept_whole(void **state)
+{
+  char fit[GS_ERR_MSG_SIZE];
+  struct gs_err err;
+  (void)state;
+  memset(fit, 'y', sizeof(fit) - 1);
+  fit[sizeof(fit) - 1] = '\0';
+  gs_err_set(&err, GS_E_IO, "%s", fit);
+  assert_string_equal(err.msg, fit);
+}
+
+/* Callers add context with gs_err_set(err, code, "%s; fix", err->msg). */
+static void message_may_quote_the_record(void **state)
+{
+  struct gs_err err;
+  (void)state;
+  gs_err_set(&err, GS_E_CORRUPT_STATE, "emu.json: bad");
+  gs_err_set(&err, err.code, "%s; run `gpuslice emu reset`", err.msg);
+  assert_string_equal(err.msg, "emu.json: bad; run `gpuslice emu reset`");
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_code_has_its_names),
+      cmocka_unit_test(the_table_covers_the_map),
+      cmocka_unit_test(codes_are_negative_and_distinct),
+      cmocka_unit_test(unknown_codes_are_nvml_unknown),
+      cmocka_unit_test(set_fills_the_record),
+      cmocka_unit_test(null_record_is_accepted),
+      cmocka_unit_test(clear_resets_code_and_message),
+      cmocka_unit_test(long_message_is_truncated_and_marked),
+      cmocka_unit_test(message_that_just_fits_is_kept_whole),
+      cmocka_unit_test(message_may_quote_the_record),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
