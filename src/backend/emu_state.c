@@ -261,8 +261,9 @@ static int parse_cis(const struct ctx *c, const json_t *v, const char *path,
       return rc;
     for (size_t j = 0; j < i; j++)
       if (gi->ci[j].id == ci->id) {
-        join(at, at, "id");
-        return corrupt(c, at, "duplicate compute instance id %u", ci->id);
+        char id_at[PATH_SIZE];
+        join(id_at, at, "id");
+        return corrupt(c, id_at, "duplicate compute instance id %u", ci->id);
       }
     gi->nci = (unsigned)i + 1;
   }
@@ -332,8 +333,9 @@ static int parse_gis(const struct ctx *c, const json_t *v, const char *path,
       return rc;
     for (size_t j = 0; j < i; j++)
       if (g->gi[j].id == g->gi[i].id) {
-        join(at, at, "id");
-        return corrupt(c, at, "duplicate GPU instance id %u", g->gi[i].id);
+        char id_at[PATH_SIZE];
+        join(id_at, at, "id");
+        return corrupt(c, id_at, "duplicate GPU instance id %u", g->gi[i].id);
       }
     g->ngi = (unsigned)i + 1;
     l.slot[i].profile = g->gi[i].profile;
@@ -448,7 +450,7 @@ static int parse_proc(const struct ctx *c, const json_t *v, const char *path,
     return corrupt(c, at, "GPU %u does not exist (the machine has %u)", p->gpu, st->ngpu);
   }
   if ((p->gi < 0) != (p->ci < 0)) {
-    join(at, path, p->gi < 0 ? "ci" : "gi");
+    join(at, path, "ci");
     return corrupt(c, at, "gi and ci must both be -1 (whole GPU) or both name an instance");
   }
   if (p->gi < 0)

@@ -27,6 +27,9 @@ struct cli {
   const char *gpus;            /* -i value, NULL = all */
 };
 
+/* Runs one gpuslice command line; returns the exit status. */
+int cli_main(int argc, char **argv);
+
 /* One verb: `gpuslice <group> <name>` (group NULL for top-level verbs). */
 struct cli_verb {
   const char *group, *name;

@@ -1,0 +1,384 @@
+/* cli.c: the command line: global options, verb dispatch, and the helpers
+ * of cli.h the verbs share (errors, GPU selection, JSON and table output). */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cli_verb *const verb_tables[] = {
+    cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_emu,
+};
+
+static void print_help(FILE *out)
+{
+  fprintf(out, "usage: gpuslice [global options] <command> [options]\n\n"
+               "Partition NVIDIA GPUs with MIG (emulated GPUs when no driver is present).\n\n"
+               "commands:\n");
+  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
+    for (const struct cli_verb *v = verb_tables[t]; v->name; v++) {
+      char name[40];
+      snprintf(name, sizeof(name), "%s%s%s", v->group ? v->group : "", v->group ? " " : "", v->name);
+      fprintf(out, "  %-22s %s\n", name, v->summary);
+    }
+  fprintf(out, "\nglobal options (before or after the command):\n"
+               "  --emulate SPEC       emulated GPUs, e.g. a100-40gb:8,h100-80gb:2 (env GPUSLICE_EMULATE)\n"
+               "  --emu-state FILE     emulator state file (env GPUSLICE_EMU_STATE)\n"
+               "  --backend emu        which backend drives the GPUs\n"
+               "  -q, --quiet          no notice about emulated GPUs on stderr\n"
+               "  -h, --help           this text; `gpuslice <command> --help` for a command's\n\n"
+               "exit status: 0 ok, 1 the GPU refused, 2 bad command line, 3 state file unusable\n");
+}
+
+/* Takes the global options out of argv wherever they stand (before "--"),
+ * so every verb accepts them; returns the new argc. */
+static int take_globals(struct cli *c, int argc, char **argv)
+{
+  int out = 1;
+  for (int i = 1; i < argc; i++) {
+    static const char *const with_value[] = {"--emulate", "--emu-state", "--backend"};
+    const char **slot[] = {&c->cfg.emulate, &c->cfg.state_path, &c->cfg.kind};
+    bool taken = false;
+    if (strcmp(argv[i], "--") == 0) {
+      while (i < argc)
+        argv[out++] = argv[i++];
+      break;
+    }
+    for (unsigned k = 0; k < GS_NITEMS(with_value) && !taken; k++) {
+      size_t n = strlen(with_value[k]);
+      if (strncmp(argv[i], with_value[k], n) != 0)
+        continue;
+      if (argv[i][n] == '=') {
+        *slot[k] = argv[i] + n + 1;
+        taken = true;
+      } else if (argv[i][n] == 0 && i + 1 < argc) {
+        *slot[k] = argv[++i];
+        taken = true;
+      }
+    }
+    if (!taken && (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0))
+      c->quiet = taken = true;
+    if (!taken)
+      argv[out++] = argv[i];
+  }
+  argv[out] = NULL;
+  return out;
+}
+
+static const struct cli_verb *find_verb(const char *group, const char *name)
+{
+  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
+    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+      if (group ? v->group && strcmp(v->group, group) == 0 && name && strcmp(v->name, name) == 0
+                : !v->group && strcmp(v->name, name) == 0)
+        return v;
+  return NULL;
+}
+
+static bool is_group(const char *word)
+{
+  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
+    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+      if (v->group && strcmp(v->group, word) == 0)
+        return true;
+  return false;
+}
+
+static int group_usage(const char *group, const char *bad)
+{
+  fprintf(stderr, "gpuslice: %s%s%s: choose one of:", group, bad ? ": unknown command " : "",
+          bad ? bad : "");
+  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
+    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+      if (v->group && strcmp(v->group, group) == 0)
+        fprintf(stderr, " %s", v->name);
+  fprintf(stderr, " (e.g. `gpuslice %s --help`)\n", group);
+  return GS_EXIT_USAGE;
+}
+
+int cli_main(int argc, char **argv)
+{
+  struct cli c = {0};
+  const struct cli_verb *v;
+  int rc, first;
+  c.cfg.emulate = getenv("GPUSLICE_EMULATE");
+  argc = take_globals(&c, argc, argv);
+  if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    print_help(argc < 2 ? stderr : stdout);
+    return argc < 2 ? GS_EXIT_USAGE : GS_EXIT_OK;
+  }
+  if (is_group(argv[1])) {
+    if (argc < 3 || argv[2][0] == '-')
+      return group_usage(argv[1], NULL);
+    v = find_verb(argv[1], argv[2]);
+    if (!v)
+      return group_usage(argv[1], argv[2]);
+    first = 2;
+  } else {
+    v = find_verb(NULL, argv[1]);
+    if (!v)
+      return cli_usage("unknown command '%s'; `gpuslice --help` lists the commands", argv[1]);
+    first = 1;
+  }
+  rc = v->run(&c, argc - first, argv + first);
+  gs_backend_close(c.backend);
+  return rc;
+}
+
+/* ---- helpers shared by the verbs ---- */
+
+int cli_backend(struct cli *c, struct gs_backend **out)
+{
+  struct gs_err err = {0};
+  unsigned n = 0;
+  if (!c->backend) {
+    if (gs_backend_open(&err, &c->cfg, &c->backend) != 0)
+      return cli_fail(&err);
+    if (!c->quiet && c->backend->ops->gpu_count(c->backend, &err, &n) == 0)
+      fprintf(stderr, "gpuslice: no NVIDIA driver in use; %u emulated GPU%s (state: %s)\n", n,
+              n == 1 ? "" : "s", gs_emu_state_path(c->backend));
+  }
+  *out = c->backend;
+  return 0;
+}
+
+int cli_exit_of(int code)
+{
+  switch (code) {
+  case 0:
+    return GS_EXIT_OK;
+  case GS_E_USAGE:
+  case GS_E_INVALID_ARGUMENT:
+    return GS_EXIT_USAGE;
+  case GS_E_CORRUPT_STATE:
+  case GS_E_IO:
+  case GS_E_NO_MEMORY:
+    return GS_EXIT_STATE;
+  default:
+    return GS_EXIT_FAILED;
+  }
+}
+
+int cli_fail(const struct gs_err *err)
+{
+  int nvml = gs_code_nvml_value(err->code);
+  if (nvml != 999 && nvml != 0)
+    fprintf(stderr, "gpuslice: %s (%s)\n", err->msg, gs_code_nvml_name(err->code));
+  else
+    fprintf(stderr, "gpuslice: %s\n", err->msg);
+  return cli_exit_of(err->code);
+}
+
+int cli_usage(const char *fmt, ...)
+{
+  va_list ap;
+  fputs("gpuslice: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return GS_EXIT_USAGE;
+}
+
+int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max)
+{
+  unsigned n = 0;
+  const char *p = text;
+  while (*p) {
+    char *end;
+    unsigned long v;
+    if (*p < '0' || *p > '9' || n == max)
+      goto bad;
+    v = strtoul(p, &end, 10);
+    if (v > 1000000)
+      goto bad;
+    ids[n++] = (unsigned)v;
+    p = end;
+    if (*p == ',' && p[1])
+      p++;
+    else if (*p)
+      goto bad;
+  }
+  if (n)
+    return (int)n;
+bad:
+  cli_usage("%s '%s': expected a comma-separated list of at most %u numbers, e.g. 7,8", what,
+            text, max);
+  return -1;
+}
+
+/* One -i item: an index, a GPU UUID (or unambiguous prefix) or a PCI bus id. */
+static int select_one(struct gs_backend *b, const char *item, unsigned ngpu, unsigned *out)
+{
+  struct gs_err err = {0};
+  unsigned ids[1];
+  bool numeric = strspn(item, "0123456789") == strlen(item);
+  if (numeric) {
+    if (cli_parse_ids(item, "-i", ids, 1) < 0)
+      return -GS_EXIT_USAGE;
+    if (ids[0] >= ngpu)
+      return -cli_usage("-i %s: no such GPU; this machine has GPU%s 0%s%u (see `gpuslice list`)",
+                        item, ngpu > 1 ? "s" : "", ngpu > 1 ? ".." : "", ngpu > 1 ? ngpu - 1 : 0);
+    *out = ids[0];
+    return 0;
+  }
+  for (unsigned g = 0; g < ngpu; g++) {
+    struct gs_gpu_info info;
+    if (b->ops->gpu_info(b, &err, g, &info) != 0)
+      return -cli_fail(&err);
+    if (strncasecmp(info.uuid, item, strlen(item)) == 0 || strcasecmp(info.pci_bus_id, item) == 0 ||
+        strcasecmp(info.pci_bus_id + 4, item) == 0) {
+      *out = g;
+      return 0;
+    }
+  }
+  return -cli_usage("-i %s: no GPU has this index, UUID or PCI bus id (see `gpuslice list`)", item);
+}
+
+int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
+{
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  unsigned ngpu, n = 0;
+  char buf[1024], *save = NULL, *item;
+  int rc = cli_backend(c, &b);
+  if (rc)
+    return -rc;
+  if (b->ops->gpu_count(b, &err, &ngpu) != 0)
+    return -cli_fail(&err);
+  if (!c->gpus) {
+    for (unsigned g = 0; g < ngpu; g++)
+      out[n++] = g;
+    return (int)n;
+  }
+  if (strlen(c->gpus) >= sizeof(buf) || !*c->gpus)
+    return -cli_usage("-i '%.40s': expected GPU indices, UUIDs or PCI bus ids, e.g. -i 0,1", c->gpus);
+  snprintf(buf, sizeof(buf), "%s", c->gpus);
+  for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    unsigned g, k;
+    if ((rc = select_one(b, item, ngpu, &g)) != 0)
+      return rc;
+    for (k = 0; k < n && out[k] != g; k++)
+      ;
+    if (k == n)
+      out[n++] = g;
+  }
+  /* Ascending, as nvidia-smi walks GPUs. */
+  for (unsigned i = 1; i < n; i++)
+    for (unsigned j = i; j > 0 && out[j] < out[j - 1]; j--) {
+      unsigned t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
+    }
+  return (int)n;
+}
+
+int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
+               const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
+               void *arg)
+{
+  struct option opts[24] = {
+      {"help", no_argument, NULL, 'h'},
+      {"json", no_argument, NULL, 'J'},
+      {"id", required_argument, NULL, 'i'},
+  };
+  unsigned n = 3;
+  int ch, rc;
+  for (; extra && extra[n - 3].name && n + 1 < GS_NITEMS(opts); n++)
+    opts[n] = extra[n - 3];
+  optind = 0; /* 0, not 1: glibc then resets all of its scanning state */
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":hi:CJ", opts, NULL)) != -1) {
+    switch (ch) {
+    case 'h':
+      printf("usage: %s\n", usage);
+      return 0;
+    case 'J':
+      c->json = true;
+      break;
+    case 'i':
+      c->gpus = optarg;
+      break;
+    case '?':
+    case ':':
+      return -cli_usage("%s: unknown option or missing value; usage: %s", argv[optind - 1], usage);
+    default:
+      if (!on_extra)
+        return -cli_usage("%s: not an option of this command; usage: %s", argv[optind - 1], usage);
+      if ((rc = on_extra(c, ch, optarg, arg)) != 0)
+        return -rc;
+    }
+  }
+  return optind;
+}
+
+int cli_print_json(json_t *v)
+{
+  if (!v) {
+    fprintf(stderr, "gpuslice: out of memory building JSON output\n");
+    return GS_EXIT_STATE;
+  }
+  json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  fputc('\n', stdout);
+  json_decref(v);
+  return GS_EXIT_OK;
+}
+
+static int table_width(const struct cli_col *cols, unsigned n)
+{
+  int w = 0;
+  for (unsigned i = 0; i < n; i++)
+    w += cols[i].width + 2;
+  return w;
+}
+
+static void rule(int width, char ch)
+{
+  putchar(ch == '=' ? '|' : '+');
+  for (int i = 0; i < width; i++)
+    putchar(ch);
+  puts(ch == '=' ? "|" : "+");
+}
+
+/* One line of cells: names left-aligned, everything else centred, as
+ * nvidia-smi lays out its columns. */
+static void table_line(const struct cli_col *cols, unsigned n, const char *const *cells)
+{
+  putchar('|');
+  for (unsigned i = 0; i < n; i++) {
+    const char *v = cells[i] ? cells[i] : "";
+    int len = (int)strlen(v), w = cols[i].width;
+    int left = cols[i].left ? 0 : (w - len) / 2;
+    if (len > w)
+      len = w;
+    printf(" %*s%.*s%*s ", left > 0 ? left : 0, "", len, v, w - len - (left > 0 ? left : 0), "");
+  }
+  puts("|");
+}
+
+void cli_table_begin(const char *title, const struct cli_col *cols, unsigned n)
+{
+  int width = table_width(cols, n);
+  rule(width, '-');
+  printf("| %-*s|\n", width - 1, title);
+  for (unsigned line = 0; line < 3; line++) {
+    const char *cells[16];
+    bool any = false;
+    for (unsigned i = 0; i < n && i < GS_NITEMS(cells); i++) {
+      cells[i] = cols[i].head[line];
+      any = any || cells[i];
+    }
+    if (any)
+      table_line(cols, n, cells);
+  }
+  rule(width, '=');
+}
+
+void cli_table_row(const struct cli_col *cols, unsigned n, const char *const *cells, unsigned lines)
+{
+  for (unsigned line = 0; line < lines; line++)
+    table_line(cols, n, cells + line * n);
+  rule(table_width(cols, n), '-');
+}
