@@ -1,10 +1,12 @@
 # Makefile: the entry points a person types. CMake does the building.
 #   make demo   build, then walk the MIG lifecycle on an emulated A100-SXM4-40GB
-#   make check  build and run every test (plain build, then ASan+UBSan build)
+#   make check  every test: a short fuzz run, the ASan+UBSan build, then the
+#               plain build (its ctest summary is the last line)
 #   make fuzz   build the libFuzzer targets and run each for FUZZ_SECONDS
 BUILD ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 30
+CHECK_FUZZ_SECONDS ?= 15
 
 .PHONY: all deps build demo check test test-sanitize fuzz clean
 all: build
@@ -27,7 +29,10 @@ test-sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
 
-check: test-sanitize test
+check:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory test
 
 fuzz:
 	@GS_WITH_CLANG=1 scripts/deps.sh

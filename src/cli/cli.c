@@ -257,7 +257,7 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
     return -cli_usage("-i '%.40s': expected GPU indices, UUIDs or PCI bus ids, e.g. -i 0,1", c->gpus);
   snprintf(buf, sizeof(buf), "%s", c->gpus);
   for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    unsigned g, k;
+    unsigned g = 0, k;
     if ((rc = select_one(b, item, ngpu, &g)) != 0)
       return rc;
     for (k = 0; k < n && out[k] != g; k++)

@@ -436,6 +436,33 @@ static void null_text_is_refused(void **state)
   expect_corrupt(NULL, 0, "not valid JSON");
 }
 
+/* Dump refuses a state whose shape would make it read out of bounds or write
+ * text that cannot be read back. */
+static void dump_refuses_malformed_state(void **state)
+{
+  const struct gs_geom_model *models[] = {model("a100-40gb")};
+  static struct gs__emu_state st;
+  struct gs_err err = {0};
+  char *text = (char *)"untouched";
+  (void)state;
+  gs__emu_state_init(&st, models, 1);
+  st.ngpu = GS_BACKEND_MAX_GPUS + 1;
+  assert_int_equal(gs__emu_state_dump(&err, &st, &text), GS_E_INVALID_ARGUMENT);
+  assert_null(text);
+  assert_non_null(strstr(err.msg, "65 GPUs"));
+  gs__emu_state_init(&st, models, 1);
+  st.gpu[0].model = NULL;
+  assert_int_equal(gs__emu_state_dump(&err, &st, &text), GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "GPU 0"));
+  gs__emu_state_init(&st, models, 1);
+  st.nproc = 1;
+  st.proc[0] = (struct gs_proc_info){.pid = 31337, .name = "bad\xff", .gi = -1, .ci = -1};
+  assert_int_equal(gs__emu_state_dump(&err, &st, &text), GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "process 31337"));
+  memset(st.proc[0].name, 'a', sizeof(st.proc[0].name)); /* no terminator */
+  assert_int_equal(gs__emu_state_dump(&err, &st, &text), GS_E_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -451,6 +478,7 @@ int main(void)
       cmocka_unit_test(too_many_processes),
       cmocka_unit_test(embedded_nul_is_refused),
       cmocka_unit_test(null_text_is_refused),
+      cmocka_unit_test(dump_refuses_malformed_state),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
