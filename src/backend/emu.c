@@ -257,13 +257,13 @@ static int emu_gi_remaining(struct gs_backend *b, struct gs_err *err, unsigned g
   int rc = begin(e, err, false);
   if (rc)
     return rc;
-  if ((rc = get_gpu(e, err, gpu, &g)) != 0)
+  if ((rc = get_gpu(e, err, gpu, &g)) != 0 || (rc = need_mig(err, gpu, g)) != 0)
     return abort_with(e, rc);
   if (!profile_of_model(g->model, p))
     return abort_with(e, gs_err_set(err, GS_E_INVALID_ARGUMENT, "GPU %u (%s) has no profile %s",
                                     gpu, g->model->key, p->name));
   layout_of(g, &l);
-  *count = g->mig_current ? gs_geom_remaining(g->model, &l, p) : 0;
+  *count = gs_geom_remaining(g->model, &l, p);
   end(e);
   return 0;
 }
@@ -446,7 +446,9 @@ static int check_ci(struct gs_err *err, const struct gs_geom_model *m, const str
     unsigned n = ci_slices(m, gi, c);
     same += c->profile_id == cp->id;
     used += n;
-    if (start < c->start + n && c->start < start + cp->compute_slices)
+    /* Placements occupy their reported span (NVML: "number of compute slices
+     * occupied"; a 3c reports 4), as the state file's validator assumes. */
+    if (start < c->start + c->span && c->start < start + cp->span)
       return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
                         "compute instance %s at %u overlaps compute instance %u at %u:%u in GPU "
                         "instance %u",
@@ -810,6 +812,7 @@ static int open_state(struct emu *e, struct gs_err *err, const char *spec)
     return n;
   rc = gs__emu_state_load(err, e->path, true, &e->lock, &e->st);
   if (rc == GS_E_NOT_FOUND) {
+    gs_err_clear(err);
     gs__emu_state_init(&e->st, models, (unsigned)n);
     return commit(e, err);
   }

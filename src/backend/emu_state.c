@@ -21,6 +21,15 @@ struct ctx {
   const char *origin; /* the file, for messages */
 };
 
+/* Messages quote keys, model names and jansson's view of the input: control
+ * bytes from a damaged file must not reach the user's terminal. */
+static void printable(struct gs_err *err)
+{
+  for (char *p = err ? err->msg : NULL; p && *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+}
+
 /* Every defect: "<file>: <json path>: <what is wrong>". */
 static int corrupt(const struct ctx *c, const char *path, const char *fmt, ...) GS_PRINTF(3, 4);
 static int corrupt(const struct ctx *c, const char *path, const char *fmt, ...)
@@ -31,19 +40,28 @@ static int corrupt(const struct ctx *c, const char *path, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(what, sizeof(what), fmt, ap);
   va_end(ap);
-  return gs_err_set(c->err, GS_E_CORRUPT_STATE, "%s: %s: %s", c->origin, path, what);
+  gs_err_set(c->err, GS_E_CORRUPT_STATE, "%s: %s: %s", c->origin, path, what);
+  printable(c->err);
+  return GS_E_CORRUPT_STATE;
+}
+
+/* Paths longer than PATH_SIZE only come from absurd keys; they end in "...". */
+static void mark_cut(char out[PATH_SIZE], int n)
+{
+  if (n < 0 || n >= PATH_SIZE)
+    memcpy(out + PATH_SIZE - 4, "...", 4);
 }
 
 /* path + "." + key, or key alone at the top level. */
 static void join(char out[PATH_SIZE], const char *path, const char *key)
 {
-  snprintf(out, PATH_SIZE, "%s%s%s", path, *path ? "." : "", key);
+  mark_cut(out, snprintf(out, PATH_SIZE, "%s%s%s", path, *path ? "." : "", key));
 }
 
 /* path + "." + key + "[i]". */
 static void join_at(char out[PATH_SIZE], const char *path, const char *key, size_t i)
 {
-  snprintf(out, PATH_SIZE, "%s%s%s[%zu]", path, *path ? "." : "", key, i);
+  mark_cut(out, snprintf(out, PATH_SIZE, "%s%s%s[%zu]", path, *path ? "." : "", key, i));
 }
 
 static const char *type_name(const json_t *v)
@@ -365,8 +383,8 @@ static int parse_gpu(const struct ctx *c, const json_t *v, const char *path, str
   static const char *const keys[] = {"model", "mig_current", "mig_pending", "reset_blocked",
                                      "gpu_instances"};
   char at[PATH_SIZE];
-  const char *model;
-  size_t len;
+  const char *model = NULL;
+  size_t len = 0;
   int rc;
 
   if ((rc = need_object(c, v, path)) || (rc = check_keys(c, v, path, keys, GS_NITEMS(keys))) ||
@@ -429,8 +447,8 @@ static int parse_proc(const struct ctx *c, const json_t *v, const char *path,
   static const char *const keys[] = {"pid", "name", "gpu", "gi", "ci", "used_mib"};
   const struct gs__emu_gi *gi;
   char at[PATH_SIZE];
-  const char *name;
-  size_t len;
+  const char *name = NULL;
+  size_t len = 0;
   int rc;
 
   if ((rc = need_object(c, v, path)) || (rc = check_keys(c, v, path, keys, GS_NITEMS(keys))) ||
@@ -528,9 +546,12 @@ int gs__emu_state_parse(struct gs_err *err, const char *origin, const char *text
   memset(st, 0, sizeof(*st));
   /* Duplicate keys are rejected: which of two values wins is a guess. */
   root = json_loadb(text ? text : "", text ? len : 0, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL)
-    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: not valid JSON: line %d, column %d: %s",
-                      c.origin, jerr.line, jerr.column, jerr.text);
+  if (root == NULL) {
+    gs_err_set(err, GS_E_CORRUPT_STATE, "%s: not valid JSON: line %d, column %d: %s", c.origin,
+               jerr.line, jerr.column, jerr.text);
+    printable(err);
+    return GS_E_CORRUPT_STATE;
+  }
   rc = parse_root(&c, root, st);
   json_decref(root);
   if (rc != 0)
@@ -665,6 +686,21 @@ nomem:
 static const char fix[] = "run `gpuslice emu reset` to recreate it (this discards the emulated "
                           "instances) or choose another file with --emu-state";
 
+/* Appends the fix, shortening the diagnosis if both do not fit: without
+ * the fix the user is stuck, without the diagnosis's tail only curious. */
+static void add_fix(struct gs_err *err)
+{
+  size_t room = GS_ERR_MSG_SIZE - 1 - (sizeof(fix) - 1) - 2, len;
+
+  if (err == NULL)
+    return;
+  len = strlen(err->msg);
+  if (len <= room)
+    gs_err_set(err, err->code, "%s; %s", err->msg, fix);
+  else
+    gs_err_set(err, err->code, "%.*s...; %s", (int)(room - 3), err->msg, fix);
+}
+
 int gs__emu_state_load(struct gs_err *err, const char *path, bool for_write,
                        struct gs_file_lock *lock, struct gs__emu_state *st)
 {
@@ -692,8 +728,8 @@ int gs__emu_state_load(struct gs_err *err, const char *path, bool for_write,
   if (rc == 0)
     return 0;
   gs_file_unlock(lock);
-  if (rc == GS_E_CORRUPT_STATE && err)
-    gs_err_set(err, rc, "%s; %s", err->msg, fix);
+  if (rc == GS_E_CORRUPT_STATE)
+    add_fix(err);
   return rc;
 }
 

@@ -97,6 +97,19 @@ static int group_usage(const char *group, const char *bad)
   return GS_EXIT_USAGE;
 }
 
+/* `gpuslice <group> --help`: the group's commands, on stdout. */
+static int group_help(const char *group)
+{
+  printf("usage: gpuslice %s <command> [options]   (`gpuslice %s <command> --help` for one)\n\n"
+         "commands:\n",
+         group, group);
+  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
+    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+      if (v->group && strcmp(v->group, group) == 0)
+        printf("  %-12s %s\n", v->name, v->summary);
+  return GS_EXIT_OK;
+}
+
 int cli_main(int argc, char **argv)
 {
   struct cli c = {0};
@@ -104,12 +117,15 @@ int cli_main(int argc, char **argv)
   int rc, first;
   c.cfg.emulate = getenv("GPUSLICE_EMULATE");
   argc = take_globals(&c, argc, argv);
-  if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-      strcmp(argv[1], "help") == 0) {
-    print_help(argc < 2 ? stderr : stdout);
-    return argc < 2 ? GS_EXIT_USAGE : GS_EXIT_OK;
+  if (argc < 2)
+    return cli_usage("no command given; `gpuslice --help` lists the commands");
+  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    print_help(stdout);
+    return GS_EXIT_OK;
   }
   if (is_group(argv[1])) {
+    if (argc >= 3 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0))
+      return group_help(argv[1]);
     if (argc < 3 || argv[2][0] == '-')
       return group_usage(argv[1], NULL);
     v = find_verb(argv[1], argv[2]);
@@ -171,14 +187,16 @@ int cli_fail(const struct gs_err *err)
   return cli_exit_of(err->code);
 }
 
+/* Usage errors are one line: a usage text quoted in the message is cut at
+ * its first newline (the synopsis; `--help` shows the rest). */
 int cli_usage(const char *fmt, ...)
 {
+  char msg[1024];
   va_list ap;
-  fputs("gpuslice: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  fprintf(stderr, "gpuslice: %.*s\n", (int)strcspn(msg, "\n"), msg);
   return GS_EXIT_USAGE;
 }
 
@@ -213,14 +231,18 @@ bad:
 static int select_one(struct gs_backend *b, const char *item, unsigned ngpu, unsigned *out)
 {
   struct gs_err err = {0};
-  unsigned ids[1];
+  unsigned ids[1], hits = 0;
   bool numeric = strspn(item, "0123456789") == strlen(item);
   if (numeric) {
     if (cli_parse_ids(item, "-i", ids, 1) < 0)
       return -GS_EXIT_USAGE;
     if (ids[0] >= ngpu)
-      return -cli_usage("-i %s: no such GPU; this machine has GPU%s 0%s%u (see `gpuslice list`)",
-                        item, ngpu > 1 ? "s" : "", ngpu > 1 ? ".." : "", ngpu > 1 ? ngpu - 1 : 0);
+      return ngpu > 1 ? -cli_usage("-i %s: no such GPU; this machine has GPUs 0..%u (see "
+                                   "`gpuslice list`)",
+                                   item, ngpu - 1)
+                      : -cli_usage("-i %s: no such GPU; this machine has only GPU 0 (see "
+                                   "`gpuslice list`)",
+                                   item);
     *out = ids[0];
     return 0;
   }
@@ -230,10 +252,16 @@ static int select_one(struct gs_backend *b, const char *item, unsigned ngpu, uns
       return -cli_fail(&err);
     if (strncasecmp(info.uuid, item, strlen(item)) == 0 || strcasecmp(info.pci_bus_id, item) == 0 ||
         strcasecmp(info.pci_bus_id + 4, item) == 0) {
-      *out = g;
-      return 0;
+      if (hits++ == 0)
+        *out = g;
+      else /* a UUID prefix must name one GPU, as CUDA_VISIBLE_DEVICES requires */
+        return -cli_usage("-i %s: matches GPU %u and GPU %u; give more of the UUID (see "
+                          "`gpuslice list`)",
+                          item, *out, g);
     }
   }
+  if (hits == 1)
+    return 0;
   return -cli_usage("-i %s: no GPU has this index, UUID or PCI bus id (see `gpuslice list`)", item);
 }
 
@@ -301,9 +329,12 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
     case 'i':
       c->gpus = optarg;
       break;
-    case '?':
+    case '?': /* a short option in a cluster is not argv[optind - 1]: name it by optopt */
+      if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
+        return -cli_usage("-%c: unknown option; usage: %s", optopt, usage);
+      return -cli_usage("%s: unknown option; usage: %s", argv[optind - 1], usage);
     case ':':
-      return -cli_usage("%s: unknown option or missing value; usage: %s", argv[optind - 1], usage);
+      return -cli_usage("%s: missing value; usage: %s", argv[optind - 1], usage);
     default:
       if (!on_extra)
         return -cli_usage("%s: not an option of this command; usage: %s", argv[optind - 1], usage);

@@ -133,6 +133,8 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
   struct gs_err err = {0};
   unsigned n = gs_geom_ci_profiles(info->model, gi->profile, cps);
   const struct gs_geom_gi_profile *p = gi->profile;
+  if (!c->json && x->rows == 0 && n > 0)
+    cli_table_begin("Compute instance profiles:", cip_cols, GS_NITEMS(cip_cols));
   for (unsigned k = 0; k < n; k++) {
     unsigned free_count = 0;
     char v[2 * GS_NITEMS(cip_cols)][GS_GEOM_NAME_SIZE + 4];
@@ -152,7 +154,7 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
       v[i][0] = 0;
     CELL(0, "%u", info->index);
     CELL(1, "%u", gi->id);
-    CELL(2, "MIG %s", cps[k].name);
+    CELL(2, "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cps[k].name);
     CELL(3, "%u%s", cps[k].id, cps[k].is_default ? "*" : "");
     CELL(4, "%u/%u", free_count, cps[k].max_count);
     CELL(5, "%u", cps[k].sms);
@@ -189,8 +191,6 @@ static int run_profiles(struct cli *c, int argc, char **argv)
   if (first <= 0)
     return -first;
   x.arr = json_array();
-  if (!c->json)
-    cli_table_begin("Compute instance profiles:", cip_cols, GS_NITEMS(cip_cols));
   rc = for_each_gi(c, &o, profile_rows, &x, &visited);
   return finish_list(c, &x, rc, visited, "No GPU instances found: Not Found");
 }

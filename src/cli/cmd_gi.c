@@ -61,10 +61,12 @@ static json_t *placements_json(const struct gs_geom_gi_profile *p)
   return json_pack("{s:o, s:i}", "starts", arr, "size", p->span);
 }
 
-static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, unsigned free_count)
+/* "free" is null while MIG is off: there is no capacity to report then. */
+static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, int free_count)
 {
-  return json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
-                   "gpu", gpu, "name", p->name, "id", p->id, "free", free_count, "total",
+  return json_pack("{s:i, s:s, s:i, s:o, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+                   "gpu", gpu, "name", p->name, "id", p->id, "free",
+                   free_count < 0 ? json_null() : json_integer(free_count), "total",
                    p->max_count, "memory_mib", p->memory_mib, "memory_gib",
                    gs_geom_gib(p->memory_mib), "p2p", 0, "sms", p->sms, "ce", p->ce, "dec", p->dec,
                    "enc", p->enc, "jpeg", p->jpeg, "ofa", p->ofa, "compute_slices",
@@ -72,14 +74,17 @@ static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, un
 }
 
 static void print_profile_rows(const struct gs_gpu_info *info, const struct gs_geom_gi_profile *p,
-                               unsigned free_count)
+                               int free_count)
 {
   char v[18][GS_GEOM_NAME_SIZE + 4];
   const char *cells[18];
   snprintf(v[0], sizeof(v[0]), "%u", info->index);
   snprintf(v[1], sizeof(v[1]), "MIG %s", p->name);
   snprintf(v[2], sizeof(v[2]), "%u", p->id);
-  snprintf(v[3], sizeof(v[3]), "%u/%u", free_count, p->max_count);
+  if (free_count < 0)
+    snprintf(v[3], sizeof(v[3]), "-/%u", p->max_count);
+  else
+    snprintf(v[3], sizeof(v[3]), "%d/%u", free_count, p->max_count);
   snprintf(v[4], sizeof(v[4]), "%.2f", gs_geom_gib(p->memory_mib));
   snprintf(v[5], sizeof(v[5]), "No");
   snprintf(v[6], sizeof(v[6]), "%u", p->sms);
@@ -115,10 +120,14 @@ static int run_profiles(struct cli *c, int argc, char **argv)
   for (int i = 0; i < n; i++) {
     const struct gs_geom_model *m = infos[i].model;
     for (unsigned k = 0; k < m->ngi; k++) {
-      unsigned free_count = 0;
-      if (b->ops->gi_remaining(b, &err, infos[i].index, &m->gi[k], &free_count) != 0) {
-        json_decref(arr);
-        return cli_fail(&err);
+      unsigned count = 0;
+      int free_count = -1; /* NVML has no remaining capacity while MIG is off */
+      if (infos[i].mig_current) {
+        if (b->ops->gi_remaining(b, &err, infos[i].index, &m->gi[k], &count) != 0) {
+          json_decref(arr);
+          return cli_fail(&err);
+        }
+        free_count = (int)count;
       }
       if (c->json)
         json_array_append_new(arr, profile_json(infos[i].index, &m->gi[k], free_count));
@@ -268,6 +277,16 @@ static int word_start(const char *word, int placement, int *start)
   return 0;
 }
 
+/* The backend says why the GPU has no room; add what the user can do. */
+static void no_room_hint(struct gs_err *err, unsigned gpu)
+{
+  size_t used = strlen(err->msg);
+  snprintf(err->msg + used, sizeof(err->msg) - used,
+           "; `gpuslice gi profiles -i %u` shows what still fits, `gpuslice gi destroy -i %u "
+           "--gi ID` frees room",
+           gpu, gpu);
+}
+
 static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
                          char words[][GS_GEOM_NAME_SIZE], unsigned n,
                          const struct create_opts *o)
@@ -283,6 +302,8 @@ static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
     if (b->ops->gi_create(b, &err, info->index, profiles[w], start, &gi) != 0) {
       printf("Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
              profiles[w]->id, gs_code_text(err.code));
+      if (err.code == GS_E_INSUFFICIENT_RESOURCES)
+        no_room_hint(&err, info->index);
       rc = cli_fail(&err);
       printf("Failed to create GPU instances: %s\n", gs_code_text(err.code));
       break;

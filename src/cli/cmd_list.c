@@ -111,7 +111,7 @@ static int run_list(struct cli *c, int argc, char **argv)
     } else {
       printf("GPU %u: %s (UUID: %s)\n", info.index, info.name, info.uuid);
       for (unsigned k = 0; k < nd; k++)
-        printf("  MIG %-14s Device %2u: (UUID: %s)\n", devs[k].name, devs[k].index,
+        printf("  MIG %-11s Device %2u: (UUID: %s)\n", devs[k].name, devs[k].index,
                flags[0] ? devs[k].legacy_uuid : devs[k].uuid);
     }
   }

@@ -14,10 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Redeclared with the printf attribute the header leaves out, so the
- * vsnprintf below is checked as a format wrapper by gcc and clang alike. */
-int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap) GS_PRINTF(3, 0);
-
 /* ---------------------------------------------------------------- errors */
 
 int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap)
@@ -153,7 +149,8 @@ static int gs__dirname(struct gs_err *err, const char *path, char dir[PATH_MAX])
  * than allowed, so an oversized file is seen even when fstat lied (pipes,
  * /proc, a file growing under us). */
 static int gs__read_fd(struct gs_err *err, const char *path, int fd, size_t limit, size_t hint,
-                       char **data, size_t *len) {
+                       char **data, size_t *len)
+{
   size_t cap = hint < limit ? hint + 1 : limit + 1, used = 0;
   char *buf = NULL, *nbuf;
   ssize_t n;
@@ -261,7 +258,7 @@ static int gs__sync_dir(const char *dir)
 int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len)
 {
   char tmp[PATH_MAX], dir[PATH_MAX];
-  const char *what = "create";
+  const char *step = "creation";
   int fd = -1, n, e;
 
   if (gs__dirname(err, path, dir) != 0)
@@ -272,29 +269,31 @@ int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data,
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     goto fail;
-  what = "write";
+  step = "write";
   if (gs__write_all(fd, data, len) != 0)
     goto fail;
-  what = "sync";
+  step = "fsync";
   if (fsync(fd) != 0)
     goto fail;
-  what = "close";
+  step = "close";
   n = close(fd);
   fd = -1;
   if (n != 0)
     goto fail;
-  what = "rename the temporary file over";
+  step = "rename";
   if (rename(tmp, path) != 0)
     goto fail;
   if (gs__sync_dir(dir) != 0) /* path already holds the new content; report, nothing to undo */
-    return gs_err_set(err, GS_E_IO, "%s: cannot sync directory %s: %s", path, dir, strerror(errno));
+    return gs_err_set(err, GS_E_IO, "%s: replaced, but cannot fsync its directory %s: %s", path,
+                      dir, strerror(errno));
   return 0;
 fail:
   e = errno;
   if (fd >= 0)
     close(fd);
   unlink(tmp);
-  return gs_err_set(err, GS_E_IO, "%s: cannot %s the file: %s", path, what, strerror(e));
+  return gs_err_set(err, GS_E_IO, "%s: cannot replace the file (%s of %s failed): %s", path, step,
+                    tmp, strerror(e));
 }
 
 int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock)
@@ -342,6 +341,8 @@ int gs_file_make_parent(struct gs_err *err, const char *path)
 
   if (gs__dirname(err, path, dir) != 0)
     return GS_E_INVALID_ARGUMENT;
+  if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) /* the usual case: one call, no mkdir */
+    return 0;
   /* Create each prefix in turn; the final stat tells a file-in-the-way apart. */
   for (char *p = dir + 1;; p++) {
     if (*p != '/' && *p != '\0')

@@ -34,17 +34,18 @@
   X(CORRUPT_STATE, 999, "Corrupt state")                                       \
   X(USAGE, 999, "Usage error")
 
-enum gs_code {
-  GS_OK = 0,
-#define GS__CODE_ENUM(name, nvml, text) GS_E__INDEX_##name,
-  GS_CODE_MAP(GS__CODE_ENUM)
-#undef GS__CODE_ENUM
+/* Indexes into GS_CODE_MAP; public codes are their negatives minus one:
+ * GS_E_INVALID_ARGUMENT == -1, GS_E_NOT_SUPPORTED == -2, ... */
+enum gs__code_index {
+#define GS__CODE_INDEX(name, nvml, text) GS_E__INDEX_##name,
+  GS_CODE_MAP(GS__CODE_INDEX)
+#undef GS__CODE_INDEX
   GS_E__COUNT
 };
 
-/* Public codes are negative: GS_E_IN_USE etc. */
+#define GS_OK 0
 #define GS__CODE_NEG(name, nvml, text) GS_E_##name = -(GS_E__INDEX_##name + 1),
-enum gs_code_neg { GS_CODE_MAP(GS__CODE_NEG) GS_E__LAST = 0 };
+enum gs_code { GS_CODE_MAP(GS__CODE_NEG) GS_E__LAST = 0 };
 #undef GS__CODE_NEG
 
 #define GS_ERR_MSG_SIZE 512
@@ -58,7 +59,7 @@ struct gs_err {
 
 /* Records code and message; returns code so callers can `return gs_err_set(..)`. */
 int gs_err_set(struct gs_err *err, int code, const char *fmt, ...) GS_PRINTF(3, 4);
-int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap);
+int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap) GS_PRINTF(3, 0);
 void gs_err_clear(struct gs_err *err);
 /* Short name of a code, e.g. "IN_USE"; "OK" for 0; "UNKNOWN" otherwise. */
 const char *gs_code_name(int code);

@@ -167,6 +167,29 @@ static void corrupt_file_releases_the_lock_and_says_the_fix(void **state)
   expect_corrupt_load(f, false, "boots: -3 is out of range");
 }
 
+/* However long the diagnosis, the fix survives at the end of the message. */
+static void fix_survives_a_long_path(void **state)
+{
+  static const char text[] = "{\"format\":\"gpuslice-emu-state\",\"version\":7}";
+  struct fixture *f = *state;
+  struct gs_file_lock lock;
+  struct gs_err err = {0};
+  char path[GS_TEST_PATH];
+  size_t n;
+
+  n = (size_t)snprintf(path, sizeof(path), "%s/", f->dir);
+  memset(path + n, 'd', 300); /* two 150-byte names: each under NAME_MAX */
+  path[n + 150] = '/';
+  snprintf(path + n + 300, sizeof(path) - n - 300, "/emu.json");
+  assert_int_equal(gs_file_make_parent(NULL, path), 0);
+  assert_int_equal(gs_test_write(path, text, strlen(text)), 0);
+  assert_int_equal(gs__emu_state_load(&err, path, false, &lock, &f->st), GS_E_CORRUPT_STATE);
+  assert_int_equal(strlen(err.msg), GS_ERR_MSG_SIZE - 1);
+  n = strlen(err.msg) - strlen("choose another file with --emu-state");
+  assert_string_equal(err.msg + n, "choose another file with --emu-state");
+  assert_non_null(strstr(err.msg, "...; run `gpuslice emu reset`"));
+}
+
 static void truncated_file_is_corrupt(void **state)
 {
   struct fixture *f = *state;
@@ -230,6 +253,7 @@ int main(void)
       T(saved_state_loads_back_under_a_shared_lock),
       T(save_leaves_only_the_file),
       T(corrupt_file_releases_the_lock_and_says_the_fix),
+      T(fix_survives_a_long_path),
       T(truncated_file_is_corrupt),
       T(oversized_file_is_corrupt),
       T(unreadable_file_is_io_and_releases_the_lock),

@@ -83,8 +83,7 @@ static void variant(const char *from, const char *to, char *out, size_t size)
   at = strstr(b, f);
   assert_non_null(at);
   assert_null(strstr(at + 1, f)); /* the table must name a unique spot */
-  assert_true(strlen(b) - strlen(f) + strlen(t) < size);
-  snprintf(out, size, "%.*s%s%s", (int)(at - b), b, t, at + strlen(f));
+  assert_true(snprintf(out, size, "%.*s%s%s", (int)(at - b), b, t, at + strlen(f)) < (int)size);
 }
 
 /* Parses text expecting the corrupt-state code and `want` in the message.
@@ -277,6 +276,7 @@ static const struct corrupt_case cases[] = {
     {"\"version\":1", "\"version\":\"1\"", "version: must be an integer, not a string"},
     /* keys */
     {"\"boots\":0", "\"boots\":0,\"extra\":1", "extra: unknown key"},
+    {"\"boots\":0", "\"boots\":0,\"\\u001b[2J\\n\":1", "?[2J?: unknown key"}, /* no escapes out */
     {"\"boots\":0,", "", "boots: missing"},
     {"\"reset_blocked\":false,\n", "", "gpus[0].reset_blocked: missing"},
     {"\"profile_id\":14,", "\"profile_id\":14,\"color\":\"red\",",

@@ -32,11 +32,13 @@ static inline int gs_test_mkdtemp(const char *tag, char dir[GS_TEST_DIR])
   return mkdtemp(dir) ? 0 : -1;
 }
 
-/* "<dir>/<name>" into out. */
+/* "<dir>/<name>" into out; NULL (and out empty) if it does not fit. */
 static inline const char *gs_test_join(char out[GS_TEST_PATH], const char *dir, const char *name)
 {
-  snprintf(out, GS_TEST_PATH, "%s/%s", dir, name);
-  return out;
+  if (snprintf(out, GS_TEST_PATH, "%s/%s", dir, name) < GS_TEST_PATH)
+    return out;
+  out[0] = '\0';
+  return NULL;
 }
 
 /* How many entries of dir have `part` in their name. */
@@ -64,7 +66,8 @@ static inline void gs_test_rmtree(const char *dir)
   while (d && (e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
-    gs_test_join(path, dir, e->d_name);
+    if (gs_test_join(path, dir, e->d_name) == NULL)
+      continue;
     if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
       chmod(path, 0755);
       gs_test_rmtree(path);
