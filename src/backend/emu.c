@@ -431,7 +431,8 @@ static unsigned ci_slices(const struct gs_geom_model *m, const struct gs__emu_gi
   return get_ci_profile(NULL, m, gi, c->profile_id, &cp) == 0 ? cp.compute_slices : c->span;
 }
 
-/* Why a CI of profile cp cannot start at `start` in gi; 0 when it can. */
+/* Why a CI of profile cp cannot start at `start` in gi; 0 when it can.
+ * Limits that no placement can lift are reported before overlaps. */
 static int check_ci(struct gs_err *err, const struct gs_geom_model *m, const struct gs__emu_gi *gi,
                     const struct gs_geom_ci_profile *cp, unsigned start)
 {
@@ -442,17 +443,8 @@ static int check_ci(struct gs_err *err, const struct gs_geom_model *m, const str
                       "(see `gpuslice ci placements --gi %u`)",
                       cp->name, start, gi->id, gi->id);
   for (unsigned i = 0; i < gi->nci; i++) {
-    const struct gs__emu_ci *c = &gi->ci[i];
-    unsigned n = ci_slices(m, gi, c);
-    same += c->profile_id == cp->id;
-    used += n;
-    /* Placements occupy their reported span (NVML: "number of compute slices
-     * occupied"; a 3c reports 4), as the state file's validator assumes. */
-    if (start < c->start + c->span && c->start < start + cp->span)
-      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
-                        "compute instance %s at %u overlaps compute instance %u at %u:%u in GPU "
-                        "instance %u",
-                        cp->name, start, c->id, c->start, c->span, gi->id);
+    same += gi->ci[i].profile_id == cp->id;
+    used += ci_slices(m, gi, &gi->ci[i]);
   }
   if (same >= cp->max_count)
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
@@ -464,6 +456,16 @@ static int check_ci(struct gs_err *err, const struct gs_geom_model *m, const str
                       gi->profile->compute_slices - used,
                       gi->profile->compute_slices - used == 1 ? "" : "s", cp->name,
                       cp->compute_slices);
+  for (unsigned i = 0; i < gi->nci; i++) {
+    const struct gs__emu_ci *c = &gi->ci[i];
+    /* Placements occupy their reported span (NVML: "number of compute slices
+     * occupied"; a 3c reports 4), as the state file's validator assumes. */
+    if (start < c->start + c->span && c->start < start + cp->span)
+      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                        "compute instance %s at %u overlaps compute instance %u at %u:%u in GPU "
+                        "instance %u",
+                        cp->name, start, c->id, c->start, c->span, gi->id);
+  }
   return 0;
 }
 
@@ -854,10 +856,12 @@ const char *gs_emu_state_path(struct gs_backend *b)
   return b->ops == &emu_ops ? emu_of(b)->path : NULL;
 }
 
-static int need_emu(struct gs_backend *b, struct gs_err *err)
+/* Starts a write transaction for a control only an emulated machine has. */
+static int begin_control(struct gs_backend *b, struct gs_err *err)
 {
-  return b->ops == &emu_ops ? 0 : gs_err_set(err, GS_E_NOT_SUPPORTED,
-                                             "this is a real machine, not an emulated one");
+  if (b->ops != &emu_ops)
+    return gs_err_set(err, GS_E_NOT_SUPPORTED, "this is a real machine, not an emulated one");
+  return begin(emu_of(b), err, true);
 }
 
 int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *spec)
@@ -889,8 +893,8 @@ int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *s
 int gs_emu_reboot(struct gs_backend *b, struct gs_err *err)
 {
   struct emu *e = emu_of(b);
-  int rc = need_emu(b, err);
-  if (rc || (rc = begin(e, err, true)) != 0)
+  int rc = begin_control(b, err);
+  if (rc)
     return rc;
   /* Instances never survive a reboot; MIG mode does only on Ampere, whose
    * InfoROM keeps the (possibly pending) bit (reference §9). */
@@ -912,8 +916,8 @@ int gs_emu_gpu_reset(struct gs_backend *b, struct gs_err *err, unsigned gpu)
   struct emu *e = emu_of(b);
   struct gs__emu_gpu *g = NULL;
   char pids[160];
-  int rc = need_emu(b, err);
-  if (rc || (rc = begin(e, err, true)) != 0)
+  int rc = begin_control(b, err);
+  if (rc)
     return rc;
   if ((rc = get_gpu(e, err, gpu, &g)) != 0 || (rc = need_root(e, err, gpu)) != 0)
     return abort_with(e, rc);
@@ -953,8 +957,8 @@ static int check_proc_target(struct emu *e, struct gs_err *err, const struct gs_
 int gs_emu_proc_add(struct gs_backend *b, struct gs_err *err, const struct gs_proc_info *p)
 {
   struct emu *e = emu_of(b);
-  int rc = need_emu(b, err);
-  if (rc || (rc = begin(e, err, true)) != 0)
+  int rc = begin_control(b, err);
+  if (rc)
     return rc;
   if ((rc = check_proc_target(e, err, p)) != 0)
     return abort_with(e, rc);
@@ -973,8 +977,8 @@ int gs_emu_proc_add(struct gs_backend *b, struct gs_err *err, const struct gs_pr
 int gs_emu_proc_remove(struct gs_backend *b, struct gs_err *err, unsigned pid)
 {
   struct emu *e = emu_of(b);
-  int rc = need_emu(b, err);
-  if (rc || (rc = begin(e, err, true)) != 0)
+  int rc = begin_control(b, err);
+  if (rc)
     return rc;
   for (unsigned i = 0; i < e->st.nproc; i++)
     if (e->st.proc[i].pid == pid) {
@@ -988,8 +992,8 @@ int gs_emu_set_reset_blocked(struct gs_backend *b, struct gs_err *err, unsigned 
 {
   struct emu *e = emu_of(b);
   struct gs__emu_gpu *g = NULL;
-  int rc = need_emu(b, err);
-  if (rc || (rc = begin(e, err, true)) != 0)
+  int rc = begin_control(b, err);
+  if (rc)
     return rc;
   if ((rc = get_gpu(e, err, gpu, &g)) != 0)
     return abort_with(e, rc);
@@ -1000,8 +1004,8 @@ int gs_emu_set_reset_blocked(struct gs_backend *b, struct gs_err *err, unsigned 
 int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on)
 {
   struct emu *e = emu_of(b);
-  int rc = need_emu(b, err);
-  if (rc || (rc = begin(e, err, true)) != 0)
+  int rc = begin_control(b, err);
+  if (rc)
     return rc;
   e->st.enforce_root = on;
   return commit(e, err);
