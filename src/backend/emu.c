@@ -268,22 +268,19 @@ static int emu_gi_remaining(struct gs_backend *b, struct gs_err *err, unsigned g
   return 0;
 }
 
-/* The first start in the driver's order where p fits; the error of the last
- * candidate tried says why none does. */
+/* The first start in the driver's order where p fits; when none does, the
+ * reason given is the one at the driver's first choice. */
 static int choose_start(struct gs_err *err, const struct gs__emu_gpu *g,
                         const struct gs_geom_layout *l, const struct gs_geom_gi_profile *p,
                         unsigned *start)
 {
   unsigned order[GS_GEOM_MAX_GRID], n = gs_geom_gi_auto_order(g->model, p, order);
-  int rc = GS_E_INSUFFICIENT_RESOURCES;
-  for (unsigned i = 0; i < n; i++) {
-    rc = gs_geom_check_add(err, g->model, l, p, order[i]);
-    if (rc == 0) {
+  for (unsigned i = 0; i < n; i++)
+    if (gs_geom_check_add(NULL, g->model, l, p, order[i]) == 0) {
       *start = order[i];
       return 0;
     }
-  }
-  return rc;
+  return gs_geom_check_add(err, g->model, l, p, order[0]);
 }
 
 static void insert_gi(struct gs__emu_gpu *g, const struct gs__emu_gi *gi)
@@ -312,7 +309,7 @@ static int create_gi(struct emu *e, struct gs_err *err, unsigned gpu,
   struct gs__emu_gpu *g = NULL;
   struct gs__emu_gi gi = {0};
   struct gs_geom_layout l;
-  unsigned s;
+  unsigned s = 0;
   int rc;
   if ((rc = get_gpu(e, err, gpu, &g)) != 0 || (rc = need_root(e, err, gpu)) != 0 ||
       (rc = need_mig(err, gpu, g)) != 0)
@@ -822,7 +819,7 @@ static int open_state(struct emu *e, struct gs_err *err, const char *spec)
     return rc;
   if (spec && *spec && !same_machine(&e->st, models, (unsigned)n))
     return abort_with(e, gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                                    "emulator state %s holds another machine (%u GPU%s, GPU 0 a %s) "
+                                    "emulator state %s holds another machine (%u GPU%s, GPU 0: %s) "
                                     "than --emulate %s; run `gpuslice emu reset --emulate %s` to "
                                     "replace it, or use --emu-state FILE for a separate machine",
                                     e->path, e->st.ngpu, e->st.ngpu == 1 ? "" : "s",
@@ -1007,6 +1004,9 @@ int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on)
   int rc = begin_control(b, err);
   if (rc)
     return rc;
+  /* Once on, only root may turn it off, or the check would restrict no one. */
+  if ((rc = need_root(e, err, 0)) != 0)
+    return abort_with(e, rc);
   e->st.enforce_root = on;
   return commit(e, err);
 }

@@ -144,7 +144,7 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
     if (c->json) {
       json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
                                               "gpu", info->index, "gi", gi->id, "name", cps[k].name,
-                                              "id", cps[k].id, "default", cps[k].is_default,
+                                              "profile_id", cps[k].id, "default", cps[k].is_default,
                                               "free", free_count, "total", cps[k].max_count, "sms",
                                               cps[k].sms, "ce", p->ce, "dec", p->dec, "enc", p->enc,
                                               "jpeg", p->jpeg, "ofa", p->ofa));
@@ -213,9 +213,10 @@ static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_g
       }
     snprintf(list + used, sizeof(list) - used, "}:%u", cps[k].span);
     if (c->json)
-      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:o, s:i}", "gpu", info->index,
-                                              "gi", gi->id, "name", cps[k].name, "id", cps[k].id,
-                                              "starts", starts, "size", cps[k].span));
+      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:{s:o, s:i}}", "gpu",
+                                              info->index, "gi", gi->id, "name", cps[k].name,
+                                              "profile_id", cps[k].id, "placements", "starts",
+                                              starts, "size", cps[k].span));
     else {
       json_decref(starts);
       printf("GPU %2u GI %2u Profile ID %2u %-11s %s\n", info->index, gi->id, cps[k].id,

@@ -35,7 +35,7 @@ static int run_status(struct cli *c, int argc, char **argv)
       rc = cli_fail(&err);
       break;
     }
-    json_array_append_new(gpus, json_pack("{s:i, s:s, s:b, s:b}", "index", g, "model",
+    json_array_append_new(gpus, json_pack("{s:i, s:s, s:b, s:b}", "gpu", g, "model",
                                           info.model->key, "mig_current", info.mig_current,
                                           "mig_pending", info.mig_pending));
     if (!c->json)

@@ -65,7 +65,7 @@ static json_t *placements_json(const struct gs_geom_gi_profile *p)
 static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, int free_count)
 {
   return json_pack("{s:i, s:s, s:i, s:o, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
-                   "gpu", gpu, "name", p->name, "id", p->id, "free",
+                   "gpu", gpu, "name", p->name, "profile_id", p->id, "free",
                    free_count < 0 ? json_null() : json_integer(free_count), "total",
                    p->max_count, "memory_mib", p->memory_mib, "memory_gib",
                    gs_geom_gib(p->memory_mib), "p2p", 0, "sms", p->sms, "ce", p->ce, "dec", p->dec,
@@ -166,7 +166,7 @@ static int run_placements(struct cli *c, int argc, char **argv)
       format_placements(p, list, sizeof(list));
       if (c->json)
         json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:o}", "gpu", infos[i].index,
-                                             "name", p->name, "id", p->id, "placements",
+                                             "name", p->name, "profile_id", p->id, "placements",
                                              placements_json(p)));
       else
         printf("GPU %2u Profile ID %2u %-11s %s\n", infos[i].index, p->id,

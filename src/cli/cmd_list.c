@@ -31,14 +31,14 @@ static int on_list_opt(struct cli *c, int ch, const char *value, void *arg)
 
 static json_t *device_json(const struct gs_mig_device *d)
 {
-  return json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:i, s:i}", "index", d->index, "gi", d->gi,
+  return json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:i, s:i}", "mig_dev", d->index, "gi", d->gi,
                    "ci", d->ci, "uuid", d->uuid, "legacy_uuid", d->legacy_uuid, "name", d->name,
                    "gi_profile", d->gi_profile->name, "memory_mib", d->memory_mib, "sms", d->sms);
 }
 
 static json_t *gpu_json(const struct gs_gpu_info *info, json_t *devices)
 {
-  return json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "index", info->index, "name",
+  return json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "gpu", info->index, "name",
                    info->name, "uuid", info->uuid, "pci_bus_id", info->pci_bus_id, "model",
                    info->model->key, "mig_current", info->mig_current, "mig_pending",
                    info->mig_pending, "memory_mib", info->memory_mib, "mig_devices", devices);

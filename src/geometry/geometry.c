@@ -320,15 +320,13 @@ int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
                       "%s cannot start at memory slice %u: valid placements are %s", p->name,
                       start, list);
   }
+  /* Limits no placement can lift come first, so the message names them. */
   for (unsigned i = 0; i < l->n; i++) {
-    const struct gs_geom_slot *s = &l->slot[i];
-    if (s->start < 0)
+    if (l->slot[i].start < 0)
       continue;
     placed++;
-    same += s->profile == p;
-    compute += s->profile->compute_slices;
-    if (overlaps(start, p->span, (unsigned)s->start, s->profile->span))
-      return overlap_error(err, m, l, p, start, s);
+    same += l->slot[i].profile == p;
+    compute += l->slot[i].profile->compute_slices;
   }
   if (placed >= GS_GEOM_MAX_INSTANCES)
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "the GPU already has %u GPU instances",
@@ -341,7 +339,14 @@ int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
                       "%s needs %u compute slices but only %u of %u are free", p->name,
                       p->compute_slices, m->compute_slices - compute, m->compute_slices);
-  return check_media(err, l, p);
+  if (check_media(err, l, p) != 0)
+    return GS_E_INSUFFICIENT_RESOURCES;
+  for (unsigned i = 0; i < l->n; i++) {
+    const struct gs_geom_slot *s = &l->slot[i];
+    if (s->start >= 0 && overlaps(start, p->span, (unsigned)s->start, s->profile->span))
+      return overlap_error(err, m, l, p, start, s);
+  }
+  return 0;
 }
 
 unsigned gs_geom_remaining(const struct gs_geom_model *m, const struct gs_geom_layout *l,

@@ -134,6 +134,9 @@ fresh
 setup mig enable -i 0
 setup gi create 3g.20gb,3g.20gb -i 0
 expect "3rd 3g.20gb" 1 "3g.20gb" "NVML_ERROR_INSUFFICIENT_RESOURCES" "gpuslice gi destroy" -- gi create 3g.20gb -i 0
+fresh
+setup mig enable -i 0
+setup gi create 3g.20gb --placement 4 -i 0
 expect "3g.20gb at a taken placement" 1 "3g.20gb at 4:4" "NVML_ERROR_INSUFFICIENT_RESOURCES" "gpuslice gi destroy" -- gi create 3g.20gb --placement 4 -i 0
 
 fresh

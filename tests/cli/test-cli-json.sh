@@ -63,7 +63,7 @@ check "ci list, MIG off" 'assert v == [], v' -- ci list
 check "ci profiles, no GI" 'assert v == [], v' -- ci profiles
 check "list, MIG off" '
 assert len(v) == 1
-need(v[0], "index", "name", "uuid", "pci_bus_id", "model", "mig_current", "mig_pending", "memory_mib", "mig_devices")
+need(v[0], "gpu", "name", "uuid", "pci_bus_id", "model", "mig_current", "mig_pending", "memory_mib", "mig_devices")
 assert v[0]["mig_devices"] == [] and v[0]["mig_current"] is False
 assert v[0]["name"] == "NVIDIA A100-SXM4-40GB" and v[0]["uuid"].startswith("GPU-")' -- list
 
@@ -75,13 +75,13 @@ gs mig enable -i 0 >/dev/null && gs gi create 3g.20gb -i 0 >/dev/null &&
   echo "setup: building the machine failed"
 
 check "list" '
-need(v[0], "index", "name", "uuid", "pci_bus_id", "model", "mig_current", "mig_pending", "memory_mib", "mig_devices")
+need(v[0], "gpu", "name", "uuid", "pci_bus_id", "model", "mig_current", "mig_pending", "memory_mib", "mig_devices")
 d = v[0]["mig_devices"]
 assert len(d) == 5, d
 for x in d:
-    need(x, "index", "gi", "ci", "uuid", "legacy_uuid", "name", "gi_profile", "memory_mib", "sms")
+    need(x, "mig_dev", "gi", "ci", "uuid", "legacy_uuid", "name", "gi_profile", "memory_mib", "sms")
     assert x["uuid"].startswith("MIG-") and x["legacy_uuid"].startswith("MIG-GPU-")
-assert [x["index"] for x in d] == list(range(5))
+assert [x["mig_dev"] for x in d] == list(range(5))
 assert [(x["gi"], x["ci"]) for x in d] == sorted((x["gi"], x["ci"]) for x in d)
 assert d[0]["name"] == "1c.3g.20gb" and d[0]["gi_profile"] == "3g.20gb" and d[0]["memory_mib"] == 19968' -- list
 check "mig status" '
@@ -89,9 +89,9 @@ assert len(v) == 1
 need(v[0], "gpu", "uuid", "pci_bus_id", "name", "mig_current", "mig_pending")
 assert v[0]["mig_current"] is True and v[0]["mig_pending"] is True' -- mig status
 check "gi profiles" '
-assert [p["id"] for p in v] == [19, 20, 15, 14, 9, 5, 0], [p["id"] for p in v]
+assert [p["profile_id"] for p in v] == [19, 20, 15, 14, 9, 5, 0], [p["profile_id"] for p in v]
 for p in v:
-    need(p, "gpu", "name", "id", "free", "total", "memory_mib", "memory_gib", "p2p", "sms", "ce",
+    need(p, "gpu", "name", "profile_id", "free", "total", "memory_mib", "memory_gib", "p2p", "sms", "ce",
          "dec", "enc", "jpeg", "ofa", "compute_slices", "placements")
     need(p["placements"], "starts", "size")
 by = {p["name"]: p for p in v}
@@ -101,12 +101,12 @@ assert by["7g.40gb"]["sms"] == 98 and by["7g.40gb"]["memory_mib"] == 40192' -- g
 check "gi placements" '
 assert len(v) == 7
 for p in v:
-    need(p, "gpu", "name", "id", "placements")
-by = {p["id"]: p["placements"] for p in v}
+    need(p, "gpu", "name", "profile_id", "placements")
+by = {p["profile_id"]: p["placements"] for p in v}
 assert by[9] == {"starts": [0, 4], "size": 4}, by[9]
 assert by[15] == {"starts": [0, 2, 4, 6], "size": 2}, by[15]
 assert by[0] == {"starts": [0], "size": 8}, by[0]' -- gi placements
-check "gi placements PROFILE" 'assert [p["id"] for p in v] == [9], v' -- gi placements 3g.20gb
+check "gi placements PROFILE" 'assert [p["profile_id"] for p in v] == [9], v' -- gi placements 3g.20gb
 check "gi list" '
 for g in v:
     need(g, "gpu", "name", "profile_id", "id", "start", "size")
@@ -115,7 +115,7 @@ assert ids == sorted(set(ids)) == [1, 11, 12], ids
 assert [(g["start"], g["size"]) for g in v] == [(4, 4), (0, 1), (1, 1)], v' -- gi list
 check "ci profiles" '
 for p in v:
-    need(p, "gpu", "gi", "name", "id", "default", "free", "total", "sms", "ce", "dec", "enc", "jpeg", "ofa")
+    need(p, "gpu", "gi", "name", "profile_id", "default", "free", "total", "sms", "ce", "dec", "enc", "jpeg", "ofa")
 in1 = {p["name"]: p for p in v if p["gi"] == 1}
 assert sorted(in1) == ["1c.3g.20gb", "2c.3g.20gb", "3g.20gb"], sorted(in1)
 assert in1["1c.3g.20gb"]["free"] == 0 and in1["1c.3g.20gb"]["total"] == 3
@@ -123,7 +123,8 @@ assert in1["3g.20gb"]["default"] is True and in1["1c.3g.20gb"]["default"] is Fal
 check "ci profiles --gi" 'assert {p["gi"] for p in v} == {11}, v' -- ci profiles --gi 11
 check "ci placements" '
 for p in v:
-    need(p, "gpu", "gi", "name", "id", "starts", "size")
+    need(p, "gpu", "gi", "name", "profile_id", "placements")
+    need(p["placements"], "starts", "size")
 assert {p["gi"] for p in v} == {1, 11, 12}' -- ci placements
 check "ci list" '
 for c in v:
@@ -133,7 +134,7 @@ assert [c["id"] for c in in1] == [0, 1, 2] and [c["start"] for c in in1] == [0, 
 assert len(v) == 5' -- ci list
 check "emu status" '
 need(v, "state", "gpus", "processes")
-need(v["gpus"][0], "index", "model", "mig_current", "mig_pending")
+need(v["gpus"][0], "gpu", "model", "mig_current", "mig_pending")
 need(v["processes"][0], "pid", "name", "gpu", "gi", "ci", "used_mib")
 assert v["processes"][0]["pid"] == 4242 and v["gpus"][0]["model"] == "a100-40gb"' -- emu status
 check "models" '
