@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +257,30 @@ static int gs__sync_dir(const char *dir)
   return 0;
 }
 
+/* Removes "<path>.tmp.<pid>" files whose writer is dead (killed between
+ * creating and renaming them); a live writer's file is left alone. */
+static void gs__remove_stale_temps(const char *dir, const char *path)
+{
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  size_t blen = strlen(base);
+  struct dirent *d;
+  DIR *dp = opendir(dir);
+
+  while (dp && (d = readdir(dp)) != NULL) {
+    char *end, full[PATH_MAX];
+    long pid;
+    if (strncmp(d->d_name, base, blen) != 0 || strncmp(d->d_name + blen, ".tmp.", 5) != 0)
+      continue;
+    pid = strtol(d->d_name + blen + 5, &end, 10);
+    if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    if ((size_t)snprintf(full, sizeof full, "%s/%s", dir, d->d_name) < sizeof full)
+      unlink(full);
+  }
+  if (dp)
+    closedir(dp);
+}
+
 int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len)
 {
   char tmp[PATH_MAX], dir[PATH_MAX];
@@ -263,6 +289,7 @@ int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data,
 
   if (gs__dirname(err, path, dir) != 0)
     return GS_E_INVALID_ARGUMENT;
+  gs__remove_stale_temps(dir, path);
   n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   if (n < 0 || (size_t)n >= sizeof tmp)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);

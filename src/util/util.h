@@ -75,7 +75,8 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
 
 /* Replaces path with data atomically: writes a temporary file in the same
  * directory, fsyncs it, renames it over path and fsyncs the directory, so a
- * crash at any moment leaves either the old or the new content. */
+ * crash at any moment leaves either the old or the new content. Temporary
+ * files of writers that died before their rename are removed on the way. */
 int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len);
 
 /* An advisory lock (flock) on "<path>.lock", created if needed. The lock file

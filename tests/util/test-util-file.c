@@ -199,6 +199,27 @@ static void write_leaves_no_temporary(void **state)
   assert_int_equal(gs_test_count_named(f->dir, "state.json"), 1);
 }
 
+/* A writer killed between creating and renaming its temporary leaves
+ * "<path>.tmp.<pid>"; the next write removes it, but never a live writer's. */
+static void write_removes_dead_writers_temporaries(void **state)
+{
+  struct fixture *f = *state;
+  char dead[GS_TEST_PATH], live[GS_TEST_PATH];
+  pid_t child = fork();
+
+  assert_true(child >= 0);
+  if (child == 0)
+    _exit(0);
+  assert_int_equal(waitpid(child, NULL, 0), child);
+  snprintf(dead, sizeof(dead), "%s.tmp.%ld", f->path, (long)child);
+  snprintf(live, sizeof(live), "%s.tmp.%ld", f->path, (long)getppid());
+  assert_int_equal(gs_test_write(dead, "half", 4), 0);
+  assert_int_equal(gs_test_write(live, "busy", 4), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "x", 1), 0);
+  assert_int_equal(access(dead, F_OK), -1);
+  assert_int_equal(access(live, F_OK), 0);
+}
+
 /* rename() onto a directory fails after the temporary was written: the
  * temporary must be gone and the error must name the path. */
 static void failed_rename_removes_the_temporary(void **state)
@@ -425,6 +446,7 @@ int main(void)
       T(read_directory_is_io),
       T(write_replaces_content),
       T(write_leaves_no_temporary),
+      T(write_removes_dead_writers_temporaries),
       T(failed_rename_removes_the_temporary),
       T(write_into_unwritable_dir_is_io),
       T(write_under_a_file_is_io),
