@@ -181,18 +181,28 @@ static int finish_list(struct cli *c, struct list_ctx *x, int rc, unsigned visit
   return rc;
 }
 
-static int run_profiles(struct cli *c, int argc, char **argv)
+
+/* The read verbs: parse options, visit every selected GI, print or JSON. */
+static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_fn rows,
+                    const char *none)
 {
-  static const char usage[] = "gpuslice ci profiles [-i GPUS] [--gi IDS] [--json]";
   struct ci_opts o = {.placement = -1};
-  struct list_ctx x = {0};
+  struct list_ctx x = {.o = &o};
   unsigned visited = 0;
   int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
   x.arr = json_array();
-  rc = for_each_gi(c, &o, profile_rows, &x, &visited);
-  return finish_list(c, &x, rc, visited, "No GPU instances found: Not Found");
+  rc = for_each_gi(c, &o, rows, &x, &visited);
+  return finish_list(c, &x, rc, visited, none);
+}
+
+static int run_profiles(struct cli *c, int argc, char **argv)
+{
+  return run_walk(c, argc, argv, "gpuslice ci profiles [-i GPUS] [--gi IDS] [--json]",
+                  profile_rows, "No GPU instances found: Not Found");
 }
 
 static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
@@ -227,18 +237,11 @@ static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_g
   return 0;
 }
 
+
 static int run_placements(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice ci placements [-i GPUS] [--gi IDS] [--json]";
-  struct ci_opts o = {.placement = -1};
-  struct list_ctx x = {0};
-  unsigned visited = 0;
-  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
-  if (first <= 0)
-    return -first;
-  x.arr = json_array();
-  rc = for_each_gi(c, &o, placement_rows, &x, &visited);
-  return finish_list(c, &x, rc, visited, "No GPU instances found: Not Found");
+  return run_walk(c, argc, argv, "gpuslice ci placements [-i GPUS] [--gi IDS] [--json]",
+                  placement_rows, "No GPU instances found: Not Found");
 }
 
 /* ---- create ---- */
@@ -341,18 +344,11 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
   return 0;
 }
 
+
 static int run_list(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice ci list [-i GPUS] [--gi IDS] [--json]";
-  struct ci_opts o = {.placement = -1};
-  struct list_ctx x = {0};
-  unsigned visited = 0;
-  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
-  if (first <= 0)
-    return -first;
-  x.arr = json_array();
-  rc = for_each_gi(c, &o, list_in_gi, &x, &visited);
-  return finish_list(c, &x, rc, visited, "No compute instances found: Not Found");
+  return run_walk(c, argc, argv, "gpuslice ci list [-i GPUS] [--gi IDS] [--json]", list_in_gi,
+                  "No compute instances found: Not Found");
 }
 
 static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
