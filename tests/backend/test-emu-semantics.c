@@ -469,15 +469,21 @@ static int child_as_nobody(const char *path)
 }
 
 /* Tests run as root here, so the NO_PERMISSION path runs in a child that
- * drops to nobody; the machine lives in a directory nobody may write. */
+ * drops to nobody. The machine lives in a directory nobody may write, under
+ * /tmp: the scratch directory may sit below one nobody cannot enter. */
 static void test_enforce_root_as_nobody(void **state)
 {
   struct fixture *f = *state;
+  char dir[] = "/tmp/gs-nobody-XXXXXX";
   int status = 0;
   pid_t pid;
   if (geteuid() != 0)
     skip(); /* the in-process test above covers the non-root case */
-  assert_int_equal(chmod(f->dir, 0777), 0);
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(chmod(dir, 0777), 0);
+  gs_test_rmtree(f->dir);
+  snprintf(f->dir, sizeof(f->dir), "%s", dir); /* teardown removes it */
+  gs_test_join(f->path, f->dir, "emu.json");
   machine(f, "a100-40gb");
   set_mode(f, 0, true);
   gi_create(f, 0, "1g.5gb", -1);

@@ -209,9 +209,18 @@ case $how in
 setpriv) as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups) ;;
 su) as_nobody=(su nobody -s /bin/bash -c '"$0" "$@"' --) ;;
 esac
+# nobody may be unable to enter the scratch directory or the build tree, so
+# this case runs a copy of the binary from a world-readable directory in /tmp.
+pub=$(mktemp -d /tmp/gs-cli-nobody.XXXXXX) || exit 1
+scratch=$root
+trap 'rm -rf "$scratch" "$pub"' EXIT
+chmod 755 "$pub"
+cp "$GS_BIN" "$pub/gpuslice"
+GS_BIN="$pub/gpuslice"
+root="$pub"
 fresh
 setup emu set --enforce-root on
-chmod 755 "$root" "$D" 2>/dev/null
+chmod 755 "$D" 2>/dev/null
 if [ -z "$how" ]; then
   echo "SKIP: non-root case: not root, or neither setpriv nor su can run a command as nobody"
 elif ! "${as_nobody[@]}" "$GS_BIN" -q --help >/dev/null 2>&1 || ! "${as_nobody[@]}" test -r "$S"; then
