@@ -3,7 +3,7 @@
 # Called by the Makefile before every build, so a fresh Debian machine needs
 # nothing but this repository. Installs only what is absent.
 set -euo pipefail
-need=(gcc make cmake pkg-config libjansson-dev libcmocka-dev)
+need=(gcc make cmake pkg-config libjansson-dev libcmocka-dev python3)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${need[@]}"; do
