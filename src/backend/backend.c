@@ -1,8 +1,30 @@
-/* backend.c: chooses and opens a backend. Only the emulator exists in this
- * build; the NVML backend (real GPUs) plugs in here next. */
-#include "backend/emu_state.h"
+/* backend.c: chooses and opens a backend: NVML when asked for, or by default
+ * when the library loads and sees a GPU; the emulator otherwise. */
+#include "backend/internal.h"
 
+#include <stdio.h>
 #include <string.h>
+
+/* The default: real GPUs when there are any, and no silent surprise when
+ * there are not (the reason is kept for the caller to announce). */
+static int open_default(struct gs_err *err, const struct gs_backend_config *cfg,
+                        struct gs_backend **out)
+{
+  struct gs_err why = {0};
+  size_t end;
+  int rc;
+  if (gs__nvml_open(&why, cfg, out) == 0)
+    return 0;
+  if ((rc = gs__emu_open(err, cfg, out)) != 0)
+    return rc;
+  /* The gist only ("cannot load libnvidia-ml.so.1"): it is announced in one line. */
+  end = strcspn(why.msg, ";(");
+  while (end > 0 && why.msg[end - 1] == ' ')
+    end--;
+  why.msg[end] = 0;
+  snprintf((*out)->why_emulated, sizeof((*out)->why_emulated), "%s", why.msg);
+  return 0;
+}
 
 int gs_backend_open(struct gs_err *err, const struct gs_backend_config *cfg, struct gs_backend **out)
 {
@@ -10,12 +32,13 @@ int gs_backend_open(struct gs_err *err, const struct gs_backend_config *cfg, str
   if (!cfg)
     cfg = &defaults;
   *out = NULL;
-  if (!cfg->kind || strcmp(cfg->kind, "emu") == 0)
+  if (!cfg->kind)
+    return open_default(err, cfg, out);
+  if (strcmp(cfg->kind, "emu") == 0)
     return gs__emu_open(err, cfg, out);
   if (strcmp(cfg->kind, "nvml") == 0)
-    return gs_err_set(err, GS_E_NOT_SUPPORTED,
-                      "--backend nvml: this build has no NVML backend yet; use --backend emu");
-  return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--backend '%s': unknown backend; use emu",
+    return gs__nvml_open(err, cfg, out);
+  return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--backend '%s': unknown backend; use nvml or emu",
                     cfg->kind);
 }
 

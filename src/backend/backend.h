@@ -1,7 +1,8 @@
 /* backend.h: one interface for "a machine with GPUs": MIG mode, GPU and
- * compute instances, MIG devices and processes. Implementations: emu
- * (emulated GPUs whose state lives in a file, with NVML's semantics and error
- * codes); nvml (real GPUs) comes next. Uses geometry only (DESIGN.md, backend). */
+ * compute instances, MIG devices and processes. Implementations: nvml (real
+ * GPUs through libnvidia-ml.so.1, loaded at run time) and emu (emulated GPUs
+ * whose state lives in a file, with NVML's semantics and error codes).
+ * Uses geometry only (DESIGN.md, backend). */
 #ifndef GS_BACKEND_H
 #define GS_BACKEND_H
 
@@ -95,12 +96,17 @@ struct gs_backend_ops {
 
 struct gs_backend {
   const struct gs_backend_ops *ops;
+  /* Why the default choice fell back to emulated GPUs ("" if it did not). */
+  char why_emulated[GS_ERR_MSG_SIZE];
 };
 
 #define GS_BACKEND_MAX_MIG_DEVICES (GS_GEOM_MAX_INSTANCES * GS_GEOM_MAX_INSTANCES)
 
 struct gs_backend_config {
-  const char *kind;       /* "emu", or NULL for the default */
+  /* "nvml", "emu", or NULL: nvml when libnvidia-ml.so.1 loads and reports a
+   * GPU, else emu (the reason is kept in gs_backend.why_emulated). */
+  const char *kind;
+  const char *nvml_library; /* NULL: $GPUSLICE_NVML_LIBRARY, else "libnvidia-ml.so.1" */
   const char *emulate;    /* "a100-40gb:8,h100-80gb:2"; NULL: keep the state file's, or one a100-40gb */
   const char *state_path; /* NULL: $GPUSLICE_EMU_STATE, else $XDG_STATE_HOME/gpuslice/emu.json */
 };

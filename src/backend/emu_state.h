@@ -4,7 +4,7 @@
 #ifndef GS_EMU_STATE_H
 #define GS_EMU_STATE_H
 
-#include "backend/backend.h"
+#include "backend/internal.h"
 
 #define GS__EMU_FORMAT "gpuslice-emu-state"
 #define GS__EMU_VERSION 1
@@ -57,8 +57,5 @@ int gs__emu_state_save(struct gs_err *err, const char *path, const struct gs__em
 /* Fills st with a fresh machine of the given models (MIG off, no instances). */
 void gs__emu_state_init(struct gs__emu_state *st, const struct gs_geom_model *const models[],
                         unsigned n);
-
-/* Opens the emulator backend (backend.c calls it for --backend emu). */
-int gs__emu_open(struct gs_err *err, const struct gs_backend_config *cfg, struct gs_backend **out);
 
 #endif

@@ -25,7 +25,8 @@ static void print_help(FILE *out)
   fprintf(out, "\nglobal options (before or after the command):\n"
                "  --emulate SPEC       emulated GPUs, e.g. a100-40gb:8,h100-80gb:2 (env GPUSLICE_EMULATE)\n"
                "  --emu-state FILE     emulator state file (env GPUSLICE_EMU_STATE)\n"
-               "  --backend emu        which backend drives the GPUs\n"
+               "  --backend nvml|emu   real GPUs through NVML, or emulated ones (default: nvml when\n"
+               "                       libnvidia-ml.so.1 loads and sees a GPU, else emu)\n"
                "  -q, --quiet          no notice about emulated GPUs on stderr\n"
                "  -h, --help           this text; `gpuslice <command> --help` for a command's\n\n"
                "exit status: 0 ok, 1 the GPU refused, 2 bad command line, 3 state file unusable\n");
@@ -123,6 +124,9 @@ int cli_main(int argc, char **argv)
     print_help(stdout);
     return GS_EXIT_OK;
   }
+  /* The emulator's own controls need the emulator, even beside a real driver. */
+  if (strcmp(argv[1], "emu") == 0 && !c.cfg.kind)
+    c.cfg.kind = "emu";
   if (is_group(argv[1])) {
     if (argc >= 3 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0))
       return group_help(argv[1]);
@@ -152,8 +156,11 @@ int cli_backend(struct cli *c, struct gs_backend **out)
   if (!c->backend) {
     if (gs_backend_open(&err, &c->cfg, &c->backend) != 0)
       return cli_fail(&err);
-    if (!c->quiet && c->backend->ops->gpu_count(c->backend, &err, &n) == 0)
-      fprintf(stderr, "gpuslice: no NVIDIA driver in use; %u emulated GPU%s (state: %s)\n", n,
+    /* Emulated GPUs are always announced, in one line, so no one mistakes them. */
+    if (!c->quiet && gs_emu_state_path(c->backend) &&
+        c->backend->ops->gpu_count(c->backend, &err, &n) == 0)
+      fprintf(stderr, "gpuslice: %s%s%u EMULATED GPU%s (state: %s)\n",
+              c->backend->why_emulated, c->backend->why_emulated[0] ? "; using " : "using ", n,
               n == 1 ? "" : "s", gs_emu_state_path(c->backend));
   }
   *out = c->backend;

@@ -79,15 +79,21 @@ static const struct {
   const char *name;
 } gs__nvml_names[] = {
     {0, "NVML_SUCCESS"},
+    {1, "NVML_ERROR_UNINITIALIZED"},
     {2, "NVML_ERROR_INVALID_ARGUMENT"},
     {3, "NVML_ERROR_NOT_SUPPORTED"},
     {4, "NVML_ERROR_NO_PERMISSION"},
     {6, "NVML_ERROR_NOT_FOUND"},
     {7, "NVML_ERROR_INSUFFICIENT_SIZE"},
+    {9, "NVML_ERROR_DRIVER_NOT_LOADED"},
+    {12, "NVML_ERROR_LIBRARY_NOT_FOUND"},
+    {13, "NVML_ERROR_FUNCTION_NOT_FOUND"},
+    {15, "NVML_ERROR_GPU_IS_LOST"},
     {16, "NVML_ERROR_RESET_REQUIRED"},
     {19, "NVML_ERROR_IN_USE"},
     {20, "NVML_ERROR_MEMORY"},
     {23, "NVML_ERROR_INSUFFICIENT_RESOURCES"},
+    {25, "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"},
     {999, "NVML_ERROR_UNKNOWN"},
 };
 
@@ -119,6 +125,16 @@ const char *gs_code_nvml_name(int code)
     if (gs__nvml_names[i].value == v)
       return gs__nvml_names[i].name;
   return "NVML_ERROR_UNKNOWN";
+}
+
+int gs_code_from_nvml(int nvml)
+{
+  if (nvml == 0)
+    return GS_OK;
+  for (size_t i = 1; i < GS_NITEMS(gs__codes); i++)
+    if (gs__codes[i].nvml == nvml && nvml != 999)
+      return gs__codes[i].code;
+  return GS_E_UNKNOWN;
 }
 
 const char *gs_code_text(int code)

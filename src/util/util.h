@@ -21,15 +21,22 @@
  * speak one vocabulary; 999 (NVML_ERROR_UNKNOWN) marks conditions of our own.
  * X(name, nvml value, NVML's own text as nvidia-smi prints it) */
 #define GS_CODE_MAP(X)                                                         \
+  X(UNINITIALIZED, 1, "Uninitialized")                                         \
   X(INVALID_ARGUMENT, 2, "Invalid Argument")                                   \
   X(NOT_SUPPORTED, 3, "Not Supported")                                         \
   X(NO_PERMISSION, 4, "Insufficient Permissions")                              \
   X(NOT_FOUND, 6, "Not Found")                                                 \
   X(INSUFFICIENT_SIZE, 7, "Insufficient Size")                                 \
+  X(DRIVER_NOT_LOADED, 9, "Driver Not Loaded")                                 \
+  X(LIBRARY_NOT_FOUND, 12, "NVML Shared Library Not Found")                    \
+  X(FUNCTION_NOT_FOUND, 13, "Function Not Found")                              \
+  X(GPU_IS_LOST, 15, "GPU is lost")                                            \
   X(RESET_REQUIRED, 16, "Reset Required")                                      \
   X(IN_USE, 19, "In use by another client")                                    \
   X(NO_MEMORY, 20, "Out of Memory")                                            \
   X(INSUFFICIENT_RESOURCES, 23, "Insufficient Resources")                      \
+  X(ARGUMENT_VERSION_MISMATCH, 25, "Argument Version Mismatch")                \
+  X(UNKNOWN, 999, "Unknown Error")                                             \
   X(IO, 999, "I/O error")                                                      \
   X(CORRUPT_STATE, 999, "Corrupt state")                                       \
   X(USAGE, 999, "Usage error")
@@ -68,6 +75,8 @@ const char *gs_code_nvml_name(int code);
 int gs_code_nvml_value(int code);
 /* NVML's text for a code ("In use by another client"). */
 const char *gs_code_text(int code);
+/* The code for an nvmlReturn_t value; unlisted values are GS_E_UNKNOWN. */
+int gs_code_from_nvml(int nvml);
 
 /* Reads a whole file into a NUL-terminated heap buffer the caller frees.
  * A missing file is GS_E_NOT_FOUND; limit caps the size accepted. */

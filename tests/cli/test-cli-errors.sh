@@ -168,7 +168,7 @@ expect "--emulate count 0" 2 "a100-40gb:0" "1..64" -- --emulate a100-40gb:0 list
 expect "--emulate count 999" 2 "a100-40gb:999" "1..64" -- --emulate a100-40gb:999 list
 expect "--emulate another machine" 2 "h100-80gb" "gpuslice emu reset --emulate h100-80gb" -- --emulate h100-80gb list
 expect "emu reset unknown model" 2 "nosuchgpu" "gpuslice models" -- emu reset --emulate nosuchgpu
-expect "--backend nvml" 1 "--backend nvml" "--backend emu" -- --backend nvml list
+expect "--backend nvml without a driver" 1 "libnvidia-ml.so.1" "NVML_ERROR_LIBRARY_NOT_FOUND" "--backend emu" -- --backend nvml list
 expect "--backend foo" 2 "'foo'" "emu" -- --backend foo list
 expect "emu proc-add without --pid" 2 "--pid" "usage: gpuslice emu proc-add" -- emu proc-add -i 0
 expect "emu proc-add bad --pid" 2 "--pid 'x'" "number" -- emu proc-add --pid x -i 0
