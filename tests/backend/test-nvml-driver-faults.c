@@ -1,0 +1,153 @@
+/* test-nvml-driver-faults.c: the nvml backend against drivers that are
+ * missing, broken, old or empty (stand-ins built from fake-nvml/), and the
+ * default backend choice falling back to the emulator with its reason. Each
+ * failure must keep NVML's code and say what to do. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "../support/gs-test-tmp.h"
+
+static const char *fake(const char *variant, char out[GS_TEST_PATH])
+{
+  const char *dir = getenv("GS_FAKE_NVML");
+  if (!dir)
+    fail_msg("GS_FAKE_NVML is not set (ctest sets it)");
+  snprintf(out, GS_TEST_PATH, "%s/libfake-nvml-%s.so", dir, variant);
+  return out;
+}
+
+static int open_nvml(const char *library, struct gs_err *err, struct gs_backend **b)
+{
+  struct gs_backend_config cfg = {.kind = "nvml", .nvml_library = library};
+  return gs_backend_open(err, &cfg, b);
+}
+
+static void assert_says(const struct gs_err *err, const char *part)
+{
+  if (!strstr(err->msg, part))
+    fail_msg("message \"%s\" lacks \"%s\"", err->msg, part);
+}
+
+static void missing_library_is_library_not_found(void **state)
+{
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  (void)state;
+  assert_int_equal(open_nvml("/nonexistent/libnvidia-ml.so.1", &err, &b), GS_E_LIBRARY_NOT_FOUND);
+  assert_null(b);
+  assert_says(&err, "/nonexistent/libnvidia-ml.so.1");
+  assert_says(&err, "--backend emu");
+}
+
+static void library_without_nvml_is_function_not_found(void **state)
+{
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  (void)state;
+  assert_int_equal(open_nvml("libc.so.6", &err, &b), GS_E_FUNCTION_NOT_FOUND);
+  assert_says(&err, "not a usable NVML library");
+}
+
+static void failing_init_is_driver_not_loaded(void **state)
+{
+  char path[GS_TEST_PATH];
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  (void)state;
+  assert_int_equal(open_nvml(fake("init-fails", path), &err, &b), GS_E_DRIVER_NOT_LOADED);
+  assert_says(&err, "nvmlInit failed");
+  assert_says(&err, "modprobe nvidia");
+}
+
+static void no_gpu_is_not_found(void **state)
+{
+  char path[GS_TEST_PATH];
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  (void)state;
+  assert_int_equal(open_nvml(fake("no-gpus", path), &err, &b), GS_E_NOT_FOUND);
+  assert_says(&err, "sees no GPU");
+}
+
+/* A driver from before MIG: unversioned names only, no MIG entry points. It
+ * opens, its GPU is recognised by name, and each MIG call names what is missing. */
+static void old_driver_opens_and_names_what_it_lacks(void **state)
+{
+  char path[GS_TEST_PATH];
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  struct gs_gpu_info info;
+  struct gs_mig_device devs[GS_BACKEND_MAX_MIG_DEVICES];
+  struct gs_proc_info procs[4];
+  unsigned n = 0;
+  int activation = 0;
+  (void)state;
+  assert_int_equal(open_nvml(fake("old", path), &err, &b), 0);
+  assert_int_equal(b->ops->gpu_count(b, &err, &n), 0);
+  assert_int_equal(n, 1);
+  assert_int_equal(b->ops->gpu_info(b, &err, 0, &info), 0);
+  assert_string_equal(info.name, "NVIDIA A100-SXM4-40GB");
+  assert_string_equal(info.model->key, "a100-40gb");
+  assert_false(info.mig_current);
+  assert_int_equal(b->ops->set_mig_mode(b, &err, 0, true, &activation), GS_E_FUNCTION_NOT_FOUND);
+  assert_says(&err, "nvmlDeviceSetMigMode");
+  assert_says(&err, "R450");
+  assert_int_equal(b->ops->gi_remaining(b, &err, 0, &info.model->gi[0], &n), GS_E_FUNCTION_NOT_FOUND);
+  assert_says(&err, "nvmlDeviceGetGpuInstanceRemainingCapacity");
+  assert_int_equal(b->ops->gi_create(b, &err, 0, &info.model->gi[0], 3, NULL), GS_E_FUNCTION_NOT_FOUND);
+  assert_says(&err, "omit --placement");
+  assert_int_equal(b->ops->mig_devices(b, &err, 0, devs, &n), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(b->ops->processes(b, &err, 0, procs, &n), GS_E_FUNCTION_NOT_FOUND);
+  assert_int_equal(b->ops->gpu_info(b, &err, 1, &info), GS_E_INVALID_ARGUMENT);
+  gs_backend_close(b);
+}
+
+/* No --backend: NVML when it works, else the emulator with the reason kept. */
+static void default_falls_back_to_the_emulator(void **state)
+{
+  char dir[GS_TEST_DIR], state_path[GS_TEST_PATH];
+  struct gs_backend_config cfg = {.nvml_library = "/nonexistent/libnvidia-ml.so.1"};
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  (void)state;
+  assert_int_equal(gs_test_mkdtemp("nvml-default", dir), 0);
+  cfg.state_path = gs_test_join(state_path, dir, "emu.json");
+  assert_int_equal(gs_backend_open(&err, &cfg, &b), 0);
+  assert_string_equal(b->ops->name, "emu");
+  assert_string_equal(b->why_emulated, "cannot load /nonexistent/libnvidia-ml.so.1");
+  gs_backend_close(b);
+  gs_test_rmtree(dir);
+}
+
+static void unknown_backend_is_invalid_argument(void **state)
+{
+  struct gs_backend_config cfg = {.kind = "cuda"};
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  (void)state;
+  assert_int_equal(gs_backend_open(&err, &cfg, &b), GS_E_INVALID_ARGUMENT);
+  assert_says(&err, "'cuda'");
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(missing_library_is_library_not_found),
+      cmocka_unit_test(library_without_nvml_is_function_not_found),
+      cmocka_unit_test(failing_init_is_driver_not_loaded),
+      cmocka_unit_test(no_gpu_is_not_found),
+      cmocka_unit_test(old_driver_opens_and_names_what_it_lacks),
+      cmocka_unit_test(default_falls_back_to_the_emulator),
+      cmocka_unit_test(unknown_backend_is_invalid_argument),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
