@@ -1,14 +1,16 @@
 # Makefile: the entry points a person types. CMake does the building.
 #   make demo   build, then walk the MIG lifecycle on an emulated A100-SXM4-40GB
-#   make check  every test: a short fuzz run, the ASan+UBSan build, then the
-#               plain build (its ctest summary is the last line)
+#   make check  every test: a short fuzz run, the ASan+UBSan build, the
+#               ThreadSanitizer run of nvml-emu's threads test, then the plain
+#               build (its ctest summary is the last line)
+#   make test-tsan  nvml-emu's concurrency test under ThreadSanitizer
 #   make fuzz   build the libFuzzer targets and run each for FUZZ_SECONDS
 BUILD ?= build
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 30
 CHECK_FUZZ_SECONDS ?= 15
 
-.PHONY: all deps build demo check test test-sanitize fuzz clean
+.PHONY: all deps build demo check test test-sanitize test-tsan fuzz clean
 all: build
 
 deps:
@@ -29,9 +31,18 @@ test-sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
 
+# gcc's -fsanitize=thread (libtsan2); the library and the test share the build.
+test-tsan:
+	@GS_WITH_TSAN=1 scripts/deps.sh
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DGS_TSAN=ON >/dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS) --target nvml-emu test-nvml-emu-threads
+	@cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -R nvml-emu-threads
+
 check:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory test-tsan
 	@$(MAKE) --no-print-directory test
 
 fuzz:
@@ -41,4 +52,4 @@ fuzz:
 	@scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-tsan

@@ -3,8 +3,9 @@
 # Called by the Makefile before every build, so a fresh Debian machine needs
 # nothing but this repository. Installs only what is absent.
 set -euo pipefail
-need=(gcc make cmake pkg-config libjansson-dev libcmocka-dev python3)
+need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
+[ "${GS_WITH_TSAN:-0}" = 1 ] && need+=(libtsan2)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,6 +6,7 @@
 #include "backend/emu_state.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,23 @@ static void end(struct emu *e)
   gs_file_unlock(&e->lock);
 }
 
+/* A test switch: GPUSLICE_EMU_KILL_AFTER=N kills this process with SIGKILL
+ * right after its Nth change is saved, to prove that callers (a layout apply)
+ * survive a crash between any two steps. */
+static void maybe_die(void)
+{
+  static unsigned commits;
+  const char *n = getenv("GPUSLICE_EMU_KILL_AFTER");
+  if (n && *n && ++commits == (unsigned)strtoul(n, NULL, 10))
+    raise(SIGKILL);
+}
+
 static int commit(struct emu *e, struct gs_err *err)
 {
   int rc = gs__emu_state_save(err, e->path, &e->st);
   end(e);
+  if (rc == 0)
+    maybe_die();
   return rc;
 }
 

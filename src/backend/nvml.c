@@ -261,6 +261,34 @@ static bool read_profile(const struct nvml *n, struct nvml_gpu *g, unsigned e, u
   return true;
 }
 
+/* Where a profile sorts: as in the model's table when the table has it (the
+ * order nvidia-smi -lgip prints), else after those, by slices then enum. */
+static unsigned sort_key(const struct nvml_gpu *g, const struct gs_geom_gi_profile *p)
+{
+  if (g->known)
+    for (unsigned i = 0; i < g->known->ngi; i++)
+      if (g->known->gi[i].id == p->id)
+        return i;
+  return 1000 + p->compute_slices * 100 + p->nvml_enum;
+}
+
+/* Sorts the profiles, moving each name with its profile. */
+static void sort_profiles(struct nvml_gpu *g, unsigned k)
+{
+  for (unsigned i = 1; i < k; i++)
+    for (unsigned j = i; j > 0 && sort_key(g, &g->gi[j]) < sort_key(g, &g->gi[j - 1]); j--) {
+      struct gs_geom_gi_profile t = g->gi[j];
+      char name[GS_GEOM_NAME_SIZE];
+      g->gi[j] = g->gi[j - 1];
+      g->gi[j - 1] = t;
+      memcpy(name, g->names[j], sizeof(name));
+      memcpy(g->names[j], g->names[j - 1], sizeof(name));
+      memcpy(g->names[j - 1], name, sizeof(name));
+      g->gi[j].name = g->names[j];
+      g->gi[j - 1].name = g->names[j - 1];
+    }
+}
+
 /* The model from the driver's own profile list; false when it lists none
  * (MIG off, or a driver without MIG). */
 static bool discover_model(const struct nvml *n, struct nvml_gpu *g)
@@ -272,6 +300,7 @@ static bool discover_model(const struct nvml *n, struct nvml_gpu *g)
       k++;
   if (k == 0)
     return false;
+  sort_profiles(g, k);
   for (unsigned i = 0; i < k; i++) {
     unsigned last = 31 - (unsigned)__builtin_clz(g->gi[i].starts);
     if (last + g->gi[i].span > grid)
@@ -405,6 +434,18 @@ static int nvml_set_mig_mode(struct gs_backend *b, struct gs_err *err, unsigned 
 
 /* ---- GPU instances ---- */
 
+/* A profile from another GPU's model would pass only its ID to NVML, which
+ * may mean something else here: refuse it as the emulator does. */
+static int own_profile(struct gs_err *err, const struct nvml_gpu *g, unsigned gpu,
+                       const struct gs_geom_gi_profile *p)
+{
+  if (p >= g->model.gi && p < g->model.gi + g->model.ngi)
+    return 0;
+  return gs_err_set(err, GS_E_INVALID_ARGUMENT, "GPU %u (%s) has no profile %s", gpu, g->model.key,
+                    p->name);
+}
+
+
 static int nvml_gi_remaining(struct gs_backend *b, struct gs_err *err, unsigned gpu,
                              const struct gs_geom_gi_profile *p, unsigned *count)
 {
@@ -412,7 +453,7 @@ static int nvml_gi_remaining(struct gs_backend *b, struct gs_err *err, unsigned 
   struct nvml_gpu *g = NULL;
   nvmlReturn_t rc;
   int r;
-  if ((r = get_gpu(n, err, gpu, &g)) != 0)
+  if ((r = get_gpu(n, err, gpu, &g)) != 0 || (r = own_profile(err, g, gpu, p)) != 0)
     return r;
   NEED(n, err, nvmlDeviceGetGpuInstanceRemainingCapacity, NEEDS_MIG);
   if ((rc = n->api.nvmlDeviceGetGpuInstanceRemainingCapacity(g->dev, p->id, count)) != NVML_SUCCESS)
@@ -454,7 +495,7 @@ static int nvml_gi_create(struct gs_backend *b, struct gs_err *err, unsigned gpu
   nvmlReturn_t rc;
   struct gs_gi_info tmp;
   int r;
-  if ((r = get_gpu(n, err, gpu, &g)) != 0)
+  if ((r = get_gpu(n, err, gpu, &g)) != 0 || (r = own_profile(err, g, gpu, p)) != 0)
     return r;
   if (start < 0) {
     NEED(n, err, nvmlDeviceCreateGpuInstance, NEEDS_MIG);
@@ -541,6 +582,11 @@ static int ci_profile_info(struct nvml *n, struct gs_err *err, unsigned gpu, uns
 {
   nvmlReturn_t rc;
   NEED(n, err, nvmlGpuInstanceGetComputeInstanceProfileInfo, NEEDS_MIG);
+  /* Past the enum NVML says INVALID_ARGUMENT (the end of its list); to us it
+   * is a profile this GI does not have, as for the emulator. */
+  if (profile >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT)
+    return gs_err_set(err, GS_E_NOT_SUPPORTED,
+                      "GPU %u GPU instance %u has no compute-instance profile %u", gpu, gi_id, profile);
   rc = n->api.nvmlGpuInstanceGetComputeInstanceProfileInfo(h, profile,
                                                            NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, info);
   if (rc != NVML_SUCCESS)

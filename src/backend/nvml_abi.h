@@ -210,9 +210,11 @@ typedef struct nvmlGpuInstanceInfo_st {
 #define NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE 0x5
 #define NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE 0x6
 #define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE_NVL 0x8
 #define NVML_COMPUTE_INSTANCE_PROFILE_COUNT 0x9
 #define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED 0x0
 #define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_COUNT 0x1
+#define NVML_COMPUTE_INSTANCE_PROFILE_CAPS_GFX 0x1
 
 typedef struct nvmlComputeInstancePlacement_st {
   unsigned int start; /* first compute slice within the GI */
@@ -269,6 +271,55 @@ typedef struct nvmlComputeInstanceInfo_st {
   unsigned int profileId;
   nvmlComputeInstancePlacement_t placement;
 } nvmlComputeInstanceInfo_t;
+
+/* ---- device facts nvml-emu emulates (brand, architecture, temperature) ---- */
+typedef enum nvmlBrandType_enum {
+  NVML_BRAND_UNKNOWN = 0,
+  NVML_BRAND_QUADRO = 1,
+  NVML_BRAND_TESLA = 2,
+  NVML_BRAND_NVS = 3,
+  NVML_BRAND_GRID = 4,
+  NVML_BRAND_GEFORCE = 5,
+  NVML_BRAND_TITAN = 6,
+  NVML_BRAND_NVIDIA_VAPPS = 7,
+  NVML_BRAND_NVIDIA_VPC = 8,
+  NVML_BRAND_NVIDIA_VCS = 9,
+  NVML_BRAND_NVIDIA_VWS = 10,
+  NVML_BRAND_NVIDIA_CLOUD_GAMING = 11,
+  NVML_BRAND_NVIDIA_VGAMING = NVML_BRAND_NVIDIA_CLOUD_GAMING,
+  NVML_BRAND_QUADRO_RTX = 12,
+  NVML_BRAND_NVIDIA_RTX = 13,
+  NVML_BRAND_NVIDIA = 14,
+  NVML_BRAND_GEFORCE_RTX = 15,
+  NVML_BRAND_TITAN_RTX = 16,
+  NVML_BRAND_COUNT = 18,
+} nvmlBrandType_t;
+
+typedef unsigned int nvmlDeviceArchitecture_t;
+#define NVML_DEVICE_ARCH_KEPLER 2
+#define NVML_DEVICE_ARCH_MAXWELL 3
+#define NVML_DEVICE_ARCH_PASCAL 4
+#define NVML_DEVICE_ARCH_VOLTA 5
+#define NVML_DEVICE_ARCH_TURING 6
+#define NVML_DEVICE_ARCH_AMPERE 7
+#define NVML_DEVICE_ARCH_ADA 8
+#define NVML_DEVICE_ARCH_HOPPER 9
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+#define NVML_DEVICE_ARCH_RUBIN 13
+#define NVML_DEVICE_ARCH_UNKNOWN 0xffffffff
+
+typedef enum nvmlTemperatureSensors_enum {
+  NVML_TEMPERATURE_GPU = 0, /* the GPU die */
+  NVML_TEMPERATURE_COUNT
+} nvmlTemperatureSensors_t;
+
+typedef struct {
+  unsigned int version;               /* nvmlTemperature_v1 */
+  nvmlTemperatureSensors_t sensorType; /* in */
+  int temperature;                    /* out: degrees C */
+} nvmlTemperature_v1_t;
+typedef nvmlTemperature_v1_t nvmlTemperature_t;
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION(Temperature, 1)
 
 /* ---- the functions (versioned names as libnvidia-ml.so.1 exports them) ---- */
 /* X(name, parameters) for every entry point gpuslice calls or nvml-emu
@@ -355,8 +406,47 @@ typedef struct nvmlComputeInstanceInfo_st {
   X(nvmlDeviceGetAttributes_v2, (nvmlDevice_t device, nvmlDeviceAttributes_t *attributes))
 
 /* Prototypes: nvml-emu defines them; backend/nvml.c only takes their types. */
+/* The older names libnvidia-ml.so.1 still exports for programs built against
+ * older headers (or with NVML_NO_UNVERSIONED_FUNC_DEFS), with their old
+ * semantics: nvml-emu defines each. Where the old struct was a prefix of
+ * today's, only that prefix is written: PCI info up to pciSubSystemId (36
+ * bytes), CI info without placement, attributes with the six engine counts
+ * only; the v1 process info is its own type. */
+#define GS_NVML_LEGACY_FUNCTIONS(X)                                                               \
+  X(nvmlInit, (void))                                                                             \
+  X(nvmlDeviceGetCount, (unsigned int *deviceCount))                                              \
+  X(nvmlDeviceGetHandleByIndex, (unsigned int index, nvmlDevice_t *device))                       \
+  X(nvmlDeviceGetHandleByPciBusId, (const char *pciBusId, nvmlDevice_t *device))                  \
+  X(nvmlDeviceGetPciInfo, (nvmlDevice_t device, nvmlPciInfo_t *pci))                              \
+  X(nvmlDeviceGetPciInfo_v2, (nvmlDevice_t device, nvmlPciInfo_t *pci))                           \
+  X(nvmlDeviceGetComputeRunningProcesses,                                                         \
+    (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))                  \
+  X(nvmlDeviceGetComputeRunningProcesses_v2,                                                      \
+    (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos))                  \
+  X(nvmlDeviceGetGraphicsRunningProcesses,                                                        \
+    (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))                  \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v2,                                                     \
+    (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos))                  \
+  X(nvmlDeviceGetGpuInstancePossiblePlacements,                                                   \
+    (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements,         \
+     unsigned int *count))                                                                        \
+  X(nvmlComputeInstanceGetInfo, (nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info)) \
+  X(nvmlDeviceGetAttributes, (nvmlDevice_t device, nvmlDeviceAttributes_t *attributes))
+
+/* Device queries nvml-emu answers with emulated values (docs/nvml-emu.md). */
+#define GS_NVML_EMULATED_FUNCTIONS(X)                                                             \
+  X(nvmlDeviceGetBrand, (nvmlDevice_t device, nvmlBrandType_t *type))                             \
+  X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, nvmlDeviceArchitecture_t *arch))             \
+  X(nvmlDeviceGetCudaComputeCapability, (nvmlDevice_t device, int *major, int *minor))            \
+  X(nvmlDeviceGetTemperature,                                                                     \
+    (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int *temp))               \
+  X(nvmlDeviceGetTemperatureV, (nvmlDevice_t device, nvmlTemperature_t *temperature))             \
+  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power))
+
 #define GS__NVML_PROTOTYPE(name, params) nvmlReturn_t name params;
 GS_NVML_FUNCTIONS(GS__NVML_PROTOTYPE)
+GS_NVML_LEGACY_FUNCTIONS(GS__NVML_PROTOTYPE)
+GS_NVML_EMULATED_FUNCTIONS(GS__NVML_PROTOTYPE)
 #undef GS__NVML_PROTOTYPE
 const char *nvmlErrorString(nvmlReturn_t result);
 

@@ -339,14 +339,15 @@ fail:
                     tmp, strerror(e));
 }
 
-int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock)
+/* Opens "<path>.lock" into lock->fd and its name into name. */
+static int gs__open_lock(struct gs_err *err, const char *path, char name[PATH_MAX],
+                         struct gs_file_lock *lock)
 {
-  char name[PATH_MAX];
-  int n, rc;
+  int n;
 
   lock->fd = -1;
-  n = snprintf(name, sizeof name, "%s.lock", path);
-  if (n < 0 || (size_t)n >= sizeof name)
+  n = snprintf(name, PATH_MAX, "%s.lock", path);
+  if (n < 0 || n >= PATH_MAX)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
   /* Read-only is enough for flock, and lets a reader use a lock file that
    * another user created. */
@@ -358,6 +359,16 @@ int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_
     return gs_err_set(err, e == ENOENT ? GS_E_NOT_FOUND : GS_E_IO, "%s: cannot open lock file: %s",
                       name, strerror(e));
   }
+  return 0;
+}
+
+int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock)
+{
+  char name[PATH_MAX];
+  int rc;
+
+  if ((rc = gs__open_lock(err, path, name, lock)) != 0)
+    return rc;
   do
     rc = flock(lock->fd, exclusive ? LOCK_EX : LOCK_SH);
   while (rc < 0 && errno == EINTR);
@@ -365,6 +376,31 @@ int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_
     int e = errno;
     gs_file_unlock(lock);
     return gs_err_set(err, GS_E_IO, "%s: cannot lock: %s", name, strerror(e));
+  }
+  return 0;
+}
+
+int gs_file_lock_wait(struct gs_err *err, const char *path, unsigned seconds, struct gs_file_lock *lock)
+{
+  char name[PATH_MAX];
+  unsigned waited_ms = 0;
+  int rc;
+
+  if ((rc = gs__open_lock(err, path, name, lock)) != 0)
+    return rc;
+  while ((rc = flock(lock->fd, LOCK_EX | LOCK_NB)) < 0) {
+    int e = errno;
+    if (e == EINTR)
+      continue;
+    if (e != EWOULDBLOCK || waited_ms >= seconds * 1000u) {
+      gs_file_unlock(lock);
+      if (e == EWOULDBLOCK)
+        return gs_err_set(err, GS_E_IN_USE, "%s is held by another process%s", name,
+                          seconds ? " for longer than the wait allowed" : "");
+      return gs_err_set(err, GS_E_IO, "%s: cannot lock: %s", name, strerror(e));
+    }
+    usleep(100 * 1000);
+    waited_ms += 100;
   }
   return 0;
 }

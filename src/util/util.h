@@ -95,6 +95,9 @@ struct gs_file_lock {
 };
 int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock);
 void gs_file_unlock(struct gs_file_lock *lock);
+/* The exclusive lock, waiting at most `seconds` (0: not at all) while another
+ * process holds it; then GS_E_IN_USE naming the lock file. */
+int gs_file_lock_wait(struct gs_err *err, const char *path, unsigned seconds, struct gs_file_lock *lock);
 
 /* Creates every missing directory of path's parent (mkdir -p of dirname). */
 int gs_file_make_parent(struct gs_err *err, const char *path);

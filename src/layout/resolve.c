@@ -1,0 +1,234 @@
+/* resolve.c: turns a parsed config into what each GPU of this machine should
+ * hold: which entry applies to which GPU (indices, UUIDs, device-filter), and
+ * each profile name resolved against that GPU's own model, so one file can
+ * serve A100s and H100s alike. mig-parted's CI-level names ("1c.3g.20gb": 3)
+ * are packed into as few GPU instances as hold them, as mig-parted does. */
+#include "layout/layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct rctx {
+  struct gs_err *err;
+  const struct gs_layout_file *f;
+  const struct gs_layout_config *cfg;
+};
+
+/* "<file>:<line>: config NAME entry N: <what>" */
+static int rbad(const struct rctx *r, unsigned line, unsigned entry, const char *fmt, ...)
+    GS_PRINTF(4, 5);
+static int rbad(const struct rctx *r, unsigned line, unsigned entry, const char *fmt, ...)
+{
+  char what[GS_ERR_MSG_SIZE];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  return gs_err_set(r->err, GS_E_INVALID_ARGUMENT, "%s:%u: config %s, entry %u: %s", r->f->origin,
+                    line, r->cfg->name, entry, what);
+}
+
+/* ---- which GPUs an entry names ---- */
+
+/* A filter is a PCI id ("0x20B010DE" or "0x20B0") or a model key. */
+static bool filter_matches(const struct gs_layout_entry *e, const struct gs_gpu_info *g)
+{
+  if (e->nfilter == 0)
+    return true;
+  for (unsigned i = 0; i < e->nfilter; i++)
+    if (gs_geom_model_find(e->filter[i]) == g->model)
+      return true;
+  return false;
+}
+
+static bool entry_names(const struct gs_layout_entry *e, const struct gs_gpu_info *g)
+{
+  if (e->all_devices)
+    return true;
+  for (unsigned i = 0; i < e->ndev; i++)
+    if (e->dev[i] == g->index)
+      return true;
+  for (unsigned i = 0; i < e->nuuid; i++)
+    if (strcasecmp(e->uuid[i], g->uuid) == 0)
+      return true;
+  return false;
+}
+
+/* Every index and UUID an entry lists must exist: a typo must not silently
+ * leave a GPU unconfigured. */
+static int check_devices(const struct rctx *r, unsigned k, const struct gs_gpu_info *gpus, unsigned ngpu)
+{
+  const struct gs_layout_entry *e = &r->cfg->entry[k];
+  for (unsigned i = 0; i < e->ndev; i++)
+    if (e->dev[i] >= ngpu)
+      return rbad(r, e->line, k, "devices: GPU %u does not exist; this machine has GPUs 0..%u "
+                                 "(`gpuslice list`)",
+                  e->dev[i], ngpu - 1);
+  for (unsigned i = 0; i < e->nuuid; i++) {
+    unsigned g;
+    for (g = 0; g < ngpu && strcasecmp(e->uuid[i], gpus[g].uuid) != 0; g++)
+      ;
+    if (g == ngpu)
+      return rbad(r, e->line, k, "devices: no GPU has UUID %s (`gpuslice list` shows them)", e->uuid[i]);
+  }
+  return 0;
+}
+
+/* ---- what a GPU gets ---- */
+
+static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned i = 0; i < m->ngi && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", m->gi[i].name);
+}
+
+static int add_gi(const struct rctx *r, const struct gs_layout_spec *s, unsigned k,
+                  struct gs_layout_target *t, const struct gs_geom_gi_profile *p, int start)
+{
+  if (t->ngi == GS_GEOM_MAX_INSTANCES)
+    return rbad(r, s->line, k, "more than %u GPU instances on one GPU; no MIG GPU holds that many",
+                GS_GEOM_MAX_INSTANCES - 1);
+  memset(&t->gi[t->ngi], 0, sizeof(t->gi[t->ngi]));
+  t->gi[t->ngi].profile = p;
+  t->gi[t->ngi].start = start;
+  t->ngi++;
+  return 0;
+}
+
+/* A CI profile named on its own ("1c.3g.20gb": 3): CIs packed into GIs. */
+static int add_ci_spec(const struct rctx *r, const struct gs_layout_spec *s, unsigned k,
+                       const struct gs_gpu_info *g, struct gs_layout_target *t)
+{
+  const struct gs_geom_model *m = g->model;
+  const char *dot = strchr(s->profile, '.');
+  const struct gs_geom_gi_profile *p = dot ? gs_geom_gi_profile_find(m, dot + 1) : NULL;
+  struct gs_geom_ci_profile cp;
+  char list[256];
+  unsigned room = 0;
+  int rc;
+  if (!p || gs_geom_ci_profile_find(m, p, s->profile, &cp) != 0) {
+    list_profiles(m, list, sizeof(list));
+    return rbad(r, s->line, k, "GPU %u (%s) has no profile '%s'; its GPU instance profiles are %s",
+                g->index, m->key, s->profile, list);
+  }
+  for (unsigned n = 0; n < s->count; n++) {
+    struct gs_layout_gi *gi = t->ngi ? &t->gi[t->ngi - 1] : NULL;
+    if (!gi || gi->profile != p || room < cp.compute_slices || gi->nci == cp.max_count) {
+      if ((rc = add_gi(r, s, k, t, p, s->start)) != 0)
+        return rc;
+      gi = &t->gi[t->ngi - 1];
+      room = p->compute_slices;
+    }
+    gi->ci[gi->nci++] = (struct gs_layout_ci){.profile_id = cp.id, .start = -1};
+    room -= cp.compute_slices;
+  }
+  return 0;
+}
+
+static int add_cis(const struct rctx *r, const struct gs_layout_spec *s, unsigned k,
+                   const struct gs_gpu_info *g, struct gs_layout_gi *gi)
+{
+  for (unsigned i = 0; i < s->nci; i++) {
+    struct gs_geom_ci_profile cp;
+    if (gs_geom_ci_profile_find(g->model, gi->profile, s->ci[i], &cp) != 0)
+      return rbad(r, s->line, k, "GPU %u (%s): %s has no compute-instance profile '%s' "
+                                 "(`gpuslice ci profiles` lists them)",
+                  g->index, g->model->key, gi->profile->name, s->ci[i]);
+    gi->ci[i] = (struct gs_layout_ci){.profile_id = cp.id, .start = s->ci_start[i]};
+  }
+  gi->nci = s->nci;
+  return 0;
+}
+
+static int add_spec(const struct rctx *r, const struct gs_layout_spec *s, unsigned k,
+                    const struct gs_gpu_info *g, struct gs_layout_target *t)
+{
+  const struct gs_geom_gi_profile *p = gs_geom_gi_profile_find(g->model, s->profile);
+  int rc;
+  if (!p)
+    return add_ci_spec(r, s, k, g, t);
+  for (unsigned n = 0; n < s->count; n++) {
+    if ((rc = add_gi(r, s, k, t, p, s->start)) != 0 ||
+        (rc = add_cis(r, s, k, g, &t->gi[t->ngi - 1])) != 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* The target must fit the model before anything is touched. */
+static int check_fits(const struct rctx *r, unsigned k, const struct gs_gpu_info *g,
+                      const struct gs_layout_target *t)
+{
+  struct gs_geom_layout l = {.n = t->ngi};
+  struct gs_err why = {0};
+  for (unsigned i = 0; i < t->ngi; i++)
+    l.slot[i] = (struct gs_geom_slot){t->gi[i].profile, t->gi[i].start};
+  if (gs_geom_validate(&why, g->model, &l, NULL) == 0)
+    return 0;
+  return rbad(r, r->cfg->entry[k].line, k, "GPU %u (%s): %s", g->index, g->model->key, why.msg);
+}
+
+static int build_target(const struct rctx *r, unsigned k, const struct gs_gpu_info *g,
+                        struct gs_layout_target *t)
+{
+  const struct gs_layout_entry *e = &r->cfg->entry[k];
+  int rc;
+  memset(t, 0, sizeof(*t));
+  t->mig_enabled = e->mig_enabled;
+  if (e->mig_enabled && g->model->ngi == 0)
+    return rbad(r, e->line, k, "GPU %u (%s) cannot do MIG", g->index, g->model->key);
+  for (unsigned i = 0; i < e->nspec; i++)
+    if ((rc = add_spec(r, &e->spec[i], k, g, t)) != 0)
+      return rc;
+  return check_fits(r, k, g, t);
+}
+
+int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
+                      const struct gs_layout_config *cfg, const struct gs_gpu_info *gpus,
+                      unsigned ngpu, struct gs_layout_selection *sel)
+{
+  struct rctx r = {err, f, cfg};
+  int claimed[GS_BACKEND_MAX_GPUS];
+  int rc;
+  memset(sel, 0, sizeof(*sel));
+  if (!(sel->target = calloc(ngpu ? ngpu : 1, sizeof(*sel->target))))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resolving config %s", cfg->name);
+  sel->ngpu = ngpu;
+  for (unsigned g = 0; g < ngpu; g++)
+    claimed[g] = -1;
+  for (unsigned k = 0; k < cfg->nentry; k++) {
+    if ((rc = check_devices(&r, k, gpus, ngpu)) != 0)
+      goto fail;
+    for (unsigned g = 0; g < ngpu; g++) {
+      if (!entry_names(&cfg->entry[k], &gpus[g]) || !filter_matches(&cfg->entry[k], &gpus[g]))
+        continue;
+      if (claimed[g] >= 0) {
+        rc = rbad(&r, cfg->entry[k].line, k, "GPU %u is also selected by entry %d; each GPU may "
+                                             "match one entry only",
+                  g, claimed[g]);
+        goto fail;
+      }
+      claimed[g] = (int)k;
+      sel->touched[g] = true;
+      if ((rc = build_target(&r, k, &gpus[g], &sel->target[g])) != 0)
+        goto fail;
+    }
+  }
+  return 0;
+fail:
+  gs_layout_selection_free(sel);
+  return rc;
+}
+
+void gs_layout_selection_free(struct gs_layout_selection *sel)
+{
+  if (!sel)
+    return;
+  free(sel->target);
+  sel->target = NULL;
+  sel->ngpu = 0;
+}
