@@ -2,13 +2,15 @@
  * of cli.h the verbs share (errors, GPU selection, JSON and table output). */
 #include "cli/cli.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const struct cli_verb *const verb_tables[] = {
-    cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_emu,
+    cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_layout,
+    cli_verbs_emu,
 };
 
 static void print_help(FILE *out)
@@ -319,13 +321,24 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
       {"json", no_argument, NULL, 'J'},
       {"id", required_argument, NULL, 'i'},
   };
+  char shorts[64] = ":hi:J";
   unsigned n = 3;
   int ch, rc;
-  for (; extra && extra[n - 3].name && n + 1 < GS_NITEMS(opts); n++)
+  /* An extra option whose value is a letter is also that short option
+   * (apply's -f and -c, as nvidia-mig-parted spells them). */
+  for (; extra && extra[n - 3].name && n + 1 < GS_NITEMS(opts); n++) {
+    int v = extra[n - 3].val;
     opts[n] = extra[n - 3];
+    if (isalpha(v) && !strchr(shorts, v) && strlen(shorts) + 3 < sizeof(shorts)) {
+      size_t len = strlen(shorts);
+      shorts[len] = (char)v;
+      shorts[len + 1] = extra[n - 3].has_arg == required_argument ? ':' : 0;
+      shorts[len + 2] = 0;
+    }
+  }
   optind = 0; /* 0, not 1: glibc then resets all of its scanning state */
   opterr = 0;
-  while ((ch = getopt_long(argc, argv, ":hi:CJ", opts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
     switch (ch) {
     case 'h':
       printf("usage: %s\n", usage);
