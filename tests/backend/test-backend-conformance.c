@@ -97,6 +97,7 @@ struct run {
   struct transcript diffs, violations;
   struct tally kinds[24];
   uint64_t rng;
+  unsigned npid;                /* emulated processes the random part started */
 };
 
 #define FOR_SIDES(r, s) for (struct side *s = (r)->side; s < (r)->side + (r)->nside; s++)
@@ -1052,6 +1053,28 @@ static unsigned some_ci_profile(struct run *r, unsigned gpu, unsigned gi)
   return rnd(r, 10);
 }
 
+/* A process on one of the reference's MIG devices (or anywhere), or the end
+ * of one the random part started. */
+static void random_proc_op(struct run *r, unsigned gpu)
+{
+  static struct gs_mig_device devs[GS_BACKEND_MAX_MIG_DEVICES];
+  struct gs_backend *b = REF(r)->b;
+  unsigned n = 0, pid = PID_BASE + 200;
+  if (r->npid > 0 && rnd(r, 2) == 0) {
+    op_proc_remove(r, pid + rnd(r, r->npid));
+    return;
+  }
+  pid += r->npid++;
+  if (rnd(r, 8) != 0 && b->ops->mig_devices(b, NULL, gpu, devs, &n) == 0 && n > 0) {
+    const struct gs_mig_device *d = &devs[rnd(r, n)];
+    op_proc_add(r, pid, gpu, (int)d->gi, (int)d->ci);
+  } else {
+    int gi = rnd(r, 2) ? -1 : (int)rnd(r, 16);
+    op_proc_add(r, pid, gpu, gi, gi < 0 ? -1 : (int)rnd(r, 8));
+  }
+  op_processes(r, gpu);
+}
+
 static void random_op(struct run *r)
 {
   unsigned gpu = rnd(r, r->ngpu), k = rnd(r, 100);
@@ -1078,8 +1101,10 @@ static void random_op(struct run *r)
     op_gi_list(r, gpu, NULL, NULL);
   } else if (k < 96) {
     op_ci_list(r, gpu, some_gi(r, gpu), NULL, NULL);
-  } else if (k < 98) {
+  } else if (k < 95) {
     op_mig_devices(r, gpu, NULL, NULL);
+  } else if (k < 98) {
+    random_proc_op(r, gpu);
   } else {
     op_set_mig(r, gpu, rnd(r, 3) != 0);
   }
@@ -1102,6 +1127,8 @@ static void random_part(struct run *r, unsigned index)
     op_set_mig(r, g, true);
   for (unsigned i = 0; i < ops; i++)
     random_op(r);
+  for (unsigned i = 0; i < r->npid; i++)
+    op_proc_remove(r, PID_BASE + 200 + i);
   for (unsigned g = 0; g < r->ngpu; g++) {
     op_set_mig(r, g, true);
     op_mig_devices(r, g, NULL, NULL);
