@@ -10,7 +10,7 @@
 #include <string.h>
 
 struct layout_opts {
-  const char *file, *config, *format;
+  const char *file, *config, *format, *hooks;
   bool dry_run, force;
   unsigned wait;
 };
@@ -30,6 +30,7 @@ static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
   case 'f': o->file = value; return 0;
   case 'c': o->config = value; return 0;
   case 'F': o->format = value; return 0;
+  case 'k': o->hooks = value; return 0;
   case 'n': o->dry_run = true; return 0;
   case 'x': o->force = true; return 0;
   case 'w':
@@ -47,6 +48,7 @@ static const struct option layout_extra[] = {
     {"selected-config", required_argument, NULL, 'c'}, {"config", required_argument, NULL, 'c'},
     {"format", required_argument, NULL, 'F'},      {"dry-run", no_argument, NULL, 'n'},
     {"force", no_argument, NULL, 'x'},             {"wait", required_argument, NULL, 'w'},
+    {"hooks-file", required_argument, NULL, 'k'},
     {0},
 };
 
@@ -103,6 +105,29 @@ static int load_selection(struct cli *c, const struct layout_opts *o, struct gs_
   if (gs_layout_resolve(&err, *file, cfg, infos, n, sel) != 0)
     return cli_usage("%s", err.msg);
   return 0;
+}
+
+/* -k FILE (or MIG_PARTED_HOOKS_FILE), parsed; *hooks stays NULL without one. */
+static int load_hooks(struct layout_opts *o, struct gs_layout_hooks **hooks)
+{
+  struct gs_err err = {0};
+  char *text = NULL;
+  size_t len = 0;
+  int rc;
+  *hooks = NULL;
+  if (!o->hooks)
+    o->hooks = getenv("MIG_PARTED_HOOKS_FILE");
+  if (!o->hooks || !*o->hooks)
+    return 0;
+  if (gs_file_read(&err, o->hooks, 1u << 20, &text, &len) != 0)
+    return cli_usage("-k %s: %s", o->hooks, err.msg);
+  if (!(*hooks = calloc(1, sizeof(**hooks)))) {
+    free(text);
+    return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory reading the hooks file"});
+  }
+  rc = gs_layout_hooks_parse(&err, o->hooks, text, len, *hooks);
+  free(text);
+  return rc ? cli_usage("%s", err.msg) : 0;
 }
 
 /* ---- reporting ---- */
@@ -204,7 +229,9 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
   struct gs_backend *b;
   struct gs_err err = {0};
   struct report r = {0};
-  char lock[PATH_MAX];
+  char lock[PATH_MAX], env[4][PATH_MAX + 32];
+  char *envp[] = {env[0], env[1], env[2], env[3], NULL};
+  struct gs_layout_hooks *hooks = NULL;
   struct gs_layout_apply_opts ao = {.on_plan = on_plan, .on_op = on_op, .arg = &r};
   int rc, first = cli_getopt(c, argc, argv, usage, layout_extra, on_layout_opt, &o);
   if (first <= 0)
@@ -214,8 +241,15 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
   if ((rc = need_file_and_config(&o, usage)) != 0 || (rc = cli_backend(c, &b)) != 0)
     return rc;
   r.b = b;
-  if ((rc = load_selection(c, &o, b, &file, &sel)) != 0)
+  if ((rc = load_selection(c, &o, b, &file, &sel)) != 0 || (rc = load_hooks(&o, &hooks)) != 0)
     goto out;
+  /* What mig-parted's hooks expect to find, under its names and ours. */
+  snprintf(env[0], sizeof(env[0]), "MIG_PARTED_CONFIG_FILE=%s", o.file);
+  snprintf(env[1], sizeof(env[1]), "MIG_PARTED_SELECTED_CONFIG=%s", o.config);
+  snprintf(env[2], sizeof(env[2]), "GPUSLICE_CONFIG_FILE=%s", o.file);
+  snprintf(env[3], sizeof(env[3]), "GPUSLICE_SELECTED_CONFIG=%s", o.config);
+  ao.hooks = hooks;
+  ao.hook_env = envp;
   lock_path(b, lock);
   ao.config_name = o.config;
   ao.lock_path = lock;
@@ -235,6 +269,7 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
   else
     printf("Config %s applied\n", o.config);
 out:
+  free(hooks);
   gs_layout_selection_free(&sel);
   gs_layout_file_free(file);
   return rc;
@@ -243,8 +278,10 @@ out:
 static int run_apply(struct cli *c, int argc, char **argv)
 {
   return run_apply_like(c, argc, argv,
-                        "gpuslice apply -f FILE -c CONFIG [--dry-run] [--force] [--wait SECONDS]\n"
-                        "  FILE: nvidia-mig-parted v1 or gpuslice/v1 YAML (- for stdin)",
+                        "gpuslice apply -f FILE -c CONFIG [--dry-run] [--force] [--wait SECONDS] "
+                        "[-k HOOKS]\n"
+                        "  FILE: nvidia-mig-parted v1 or gpuslice/v1 YAML (- for stdin); HOOKS: "
+                        "mig-parted's hooks file",
                         false);
 }
 

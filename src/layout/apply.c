@@ -295,6 +295,24 @@ static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_la
   return 0;
 }
 
+/* pre-apply-mode and pre-apply-config, when the plans make such changes. */
+static int run_change_hooks(struct gs_err *err, const struct gs_layout_selection *sel,
+                            const struct gs_layout_plan *plans, const struct gs_layout_apply_opts *o)
+{
+  bool mode = false, config = false;
+  int rc = 0;
+  for (unsigned g = 0; g < sel->ngpu; g++)
+    for (unsigned i = 0; sel->touched[g] && i < plans[g].nops; i++) {
+      mode = mode || plans[g].op[i].kind == GS_LAYOUT_SET_MIG;
+      config = config || plans[g].op[i].kind != GS_LAYOUT_SET_MIG;
+    }
+  if (mode)
+    rc = gs_layout_hooks_run(err, o->hooks, GS_LAYOUT_HOOK_PRE_APPLY_MODE, o->hook_env);
+  if (rc == 0 && config)
+    rc = gs_layout_hooks_run(err, o->hooks, GS_LAYOUT_HOOK_PRE_APPLY_CONFIG, o->hook_env);
+  return rc;
+}
+
 static int apply_locked(struct gs_err *err, struct gs_backend *b, const struct gs_layout_selection *sel,
                         const struct gs_layout_apply_opts *o)
 {
@@ -309,7 +327,8 @@ static int apply_locked(struct gs_err *err, struct gs_backend *b, const struct g
   }
   if ((rc = plan_all(err, b, sel, o, plans, finals, infos)) != 0 || o->dry_run)
     goto out;
-  if ((rc = write_journal(err, o, finals, sel->touched, infos, sel->ngpu)) != 0)
+  if ((rc = run_change_hooks(err, sel, plans, o)) != 0 ||
+      (rc = write_journal(err, o, finals, sel->touched, infos, sel->ngpu)) != 0)
     goto out;
   for (unsigned g = 0; g < sel->ngpu && rc == 0; g++)
     if (sel->touched[g])
@@ -341,10 +360,19 @@ int gs_layout_apply(struct gs_err *err, struct gs_backend *b, const struct gs_la
                     const struct gs_layout_apply_opts *o)
 {
   struct gs_file_lock lock = {-1};
-  int rc = take_lock(err, o, &lock);
+  const struct gs_layout_hooks *hooks = o->dry_run ? NULL : o->hooks;
+  struct gs_err exit_err = {0};
+  int rc = take_lock(err, o, &lock), exit_rc;
   if (rc)
     return rc;
-  rc = apply_locked(err, b, sel, o);
+  rc = gs_layout_hooks_run(err, hooks, GS_LAYOUT_HOOK_APPLY_START, o->hook_env);
+  if (rc == 0)
+    rc = apply_locked(err, b, sel, o);
+  /* apply-exit runs whatever happened; its own failure matters only when
+   * nothing failed before it. */
+  exit_rc = gs_layout_hooks_run(&exit_err, hooks, GS_LAYOUT_HOOK_APPLY_EXIT, o->hook_env);
+  if (rc == 0 && exit_rc)
+    rc = gs_err_set(err, exit_rc, "%s", exit_err.msg);
   gs_file_unlock(&lock);
   return rc;
 }

@@ -495,3 +495,111 @@ int gs_layout_find(struct gs_err *err, const struct gs_layout_file *f, const cha
   return gs_err_set(err, GS_E_NOT_FOUND, "%s: no config named '%s'; choose one with -c: %s",
                     f->origin, name ? name : "", names);
 }
+
+/* ---- hooks files (nvidia-mig-parted's `version: v1`, `hooks:`) ---- */
+
+static const char *const hook_points[GS_LAYOUT_HOOK_POINTS] = {
+    "apply-start", "pre-apply-mode", "pre-apply-config", "apply-exit"};
+
+static int copy_list(const struct ctx *c, const yaml_node_t *n, const char *where,
+                     char out[][256], unsigned *count)
+{
+  if (!n || n->type != YAML_SEQUENCE_NODE || seq_len(n) > GS_LAYOUT_MAX_ARGS)
+    return bad(c, n, where, "expected a list of at most %u strings", GS_LAYOUT_MAX_ARGS);
+  for (unsigned i = 0; i < seq_len(n); i++) {
+    int rc = get_name(c, seq_item(c, n, i), where, out[i], 256);
+    if (rc)
+      return rc;
+  }
+  *count = seq_len(n);
+  return 0;
+}
+
+static int env_pair(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+                    void *arg)
+{
+  struct gs_layout_hook *h = arg;
+  const char *value = scalar(v);
+  if (!value || h->nenv == GS_LAYOUT_MAX_ARGS || strlen(key) + strlen(value) + 2 > 256)
+    return bad(c, v, where, "expected a short string value (at most %u variables)", GS_LAYOUT_MAX_ARGS);
+  snprintf(h->env[h->nenv++], 256, "%s=%s", key, value);
+  return 0;
+}
+
+static int hook_key(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+                    void *arg)
+{
+  struct gs_layout_hook *h = arg;
+  if (strcmp(key, "command") == 0)
+    return get_name(c, v, where, h->command, sizeof(h->command));
+  if (strcmp(key, "workdir") == 0)
+    return get_name(c, v, where, h->workdir, sizeof(h->workdir));
+  if (strcmp(key, "args") == 0)
+    return copy_list(c, v, where, h->args, &h->nargs);
+  return each_pair(c, v, where, NULL, env_pair, h);
+}
+
+static int hook_point(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+                      void *arg)
+{
+  struct gs_layout_hooks *hooks = arg;
+  unsigned p;
+  for (p = 0; p < GS_LAYOUT_HOOK_POINTS && strcmp(hook_points[p], key) != 0; p++)
+    ;
+  if (!v || v->type != YAML_SEQUENCE_NODE || seq_len(v) > GS_LAYOUT_MAX_HOOKS)
+    return bad(c, v, where, "expected a list of at most %u commands", GS_LAYOUT_MAX_HOOKS);
+  for (unsigned i = 0; i < seq_len(v); i++) {
+    struct gs_layout_hook *h = &hooks->hook[p][i];
+    const yaml_node_t *item = seq_item(c, v, i);
+    int rc;
+    h->line = (unsigned)item->start_mark.line + 1;
+    if ((rc = each_pair(c, item, where, "command,args,envs,workdir", hook_key, h)) != 0)
+      return rc;
+    if (!h->command[0])
+      return bad(c, item, where, "a hook needs 'command' (a program path)");
+  }
+  hooks->n[p] = seq_len(v);
+  return 0;
+}
+
+static int hooks_top(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+                     void *arg)
+{
+  if (strcmp(key, "version") == 0)
+    return strcmp(scalar(v) ? scalar(v) : "", "v1") == 0
+               ? 0
+               : bad(c, v, where, "a hooks file has `version: v1`");
+  return each_pair(c, v, where, "apply-start,pre-apply-mode,pre-apply-config,apply-exit", hook_point, arg);
+}
+
+int gs_layout_hooks_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
+                          struct gs_layout_hooks *out)
+{
+  yaml_parser_t parser;
+  yaml_document_t doc;
+  struct ctx c = {.err = err, .origin = origin, .doc = &doc};
+  const yaml_node_t *root;
+  int rc;
+  memset(out, 0, sizeof(*out));
+  snprintf(out->origin, sizeof(out->origin), "%s", origin);
+  if (!yaml_parser_initialize(&parser))
+    return gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory", origin);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  if (!yaml_parser_load(&parser, &doc)) {
+    rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s:%lu: not valid YAML: %s", origin,
+                    (unsigned long)parser.problem_mark.line + 1,
+                    parser.problem ? parser.problem : "syntax error");
+    yaml_parser_delete(&parser);
+    return rc;
+  }
+  root = yaml_document_get_root_node(&doc);
+  if (!root || !lookup(&c, root, "version") || !lookup(&c, root, "hooks"))
+    rc = bad(&c, root, "file", "a hooks file has `version: v1` and `hooks:`");
+  else
+    rc = each_pair(&c, root, "", "version,hooks", hooks_top, out);
+  yaml_document_delete(&doc);
+  yaml_parser_delete(&parser);
+  if (rc)
+    memset(out->n, 0, sizeof(out->n));
+  return rc;
+}

@@ -92,6 +92,45 @@ int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
                       unsigned ngpu, struct gs_layout_selection *sel);
 void gs_layout_selection_free(struct gs_layout_selection *sel);
 
+/* ---- hooks: commands run around an apply, in nvidia-mig-parted's format ---- */
+
+enum gs_layout_hook_point {
+  GS_LAYOUT_HOOK_APPLY_START,      /* before anything */
+  GS_LAYOUT_HOOK_PRE_APPLY_MODE,   /* before a MIG mode change */
+  GS_LAYOUT_HOOK_PRE_APPLY_CONFIG, /* before instances change */
+  GS_LAYOUT_HOOK_APPLY_EXIT,       /* always, last (also after a failure) */
+  GS_LAYOUT_HOOK_POINTS
+};
+
+#define GS_LAYOUT_MAX_HOOKS 8
+#define GS_LAYOUT_MAX_ARGS 16
+
+struct gs_layout_hook {
+  char command[256];
+  unsigned nargs;
+  char args[GS_LAYOUT_MAX_ARGS][256];
+  unsigned nenv;
+  char env[GS_LAYOUT_MAX_ARGS][256]; /* "NAME=value" */
+  char workdir[256];
+  unsigned line;
+};
+
+struct gs_layout_hooks {
+  char origin[256];
+  unsigned n[GS_LAYOUT_HOOK_POINTS];
+  struct gs_layout_hook hook[GS_LAYOUT_HOOK_POINTS][GS_LAYOUT_MAX_HOOKS];
+};
+
+/* Parses a hooks file (`version: v1`, `hooks: {apply-start: [{command, args,
+ * envs, workdir}], pre-apply-mode, pre-apply-config, apply-exit}`). */
+int gs_layout_hooks_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
+                          struct gs_layout_hooks *out);
+/* Runs a point's hooks in order, each as its own process (no shell), with
+ * `env` ("NAME=value", NULL-terminated) added to the environment; the first
+ * that fails stops the rest and is the error. */
+int gs_layout_hooks_run(struct gs_err *err, const struct gs_layout_hooks *h,
+                        enum gs_layout_hook_point point, char *const *env);
+
 /* ---- the planner: pure logic over one GPU's geometry ---- */
 
 /* A compute instance wanted inside a target GI. */
@@ -192,6 +231,8 @@ struct gs_layout_apply_opts {
   unsigned wait_seconds;    /* how long a second apply waits for the first (0: fails) */
   bool dry_run;             /* plan and report, change nothing */
   bool force;               /* destroy busy instances too */
+  const struct gs_layout_hooks *hooks; /* NULL: none */
+  char *const *hook_env;    /* added to the hooks' environment (NULL-terminated) */
   /* Called with each GPU's plan before anything changes, then after each
    * operation with its result (the new instance's id for creates). */
   void (*on_plan)(void *arg, unsigned gpu, const struct gs_layout_plan *plan);
