@@ -1,7 +1,7 @@
-/* fuzz-layout.c: libFuzzer target for layout config files: any bytes go
- * through the YAML parser and, when they parse, every config is resolved for
- * a mixed machine. Nothing may crash, leak or hang; refusals must be
- * INVALID_ARGUMENT (or NO_MEMORY) with a message naming the file. */
+/* fuzz-layout.c: libFuzzer target for layout config and hooks files: any
+ * bytes go through both YAML parsers and, when a config parses, every config
+ * is resolved for a mixed machine. Nothing may crash, leak or hang; refusals
+ * must be INVALID_ARGUMENT (or NO_MEMORY) with a message naming the file. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +33,15 @@ static void check_refusal(int rc, const struct gs_err *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+  static struct gs_layout_hooks hooks;
   struct gs_gpu_info gpus[4];
   struct gs_layout_file *f = NULL;
   struct gs_err err = {0};
   unsigned n = machine(gpus);
-  int rc = gs_layout_parse(&err, "fuzz.yaml", (const char *)data, size, &f);
+  int rc = gs_layout_hooks_parse(&err, "fuzz.yaml", (const char *)data, size, &hooks);
+  if (rc)
+    check_refusal(rc, &err);
+  rc = gs_layout_parse(&err, "fuzz.yaml", (const char *)data, size, &f);
   if (rc) {
     check_refusal(rc, &err);
     return 0;
