@@ -158,7 +158,10 @@ static void layout_of(const struct gs__emu_gpu *g, struct gs_geom_layout *l)
 
 static bool profile_of_model(const struct gs_geom_model *m, const struct gs_geom_gi_profile *p)
 {
-  return p >= m->gi && p < m->gi + m->ngi;
+  for (unsigned i = 0; i < m->ngi; i++)
+    if (p == &m->gi[i]) /* equality: ordering unrelated pointers is undefined */
+      return true;
+  return false;
 }
 
 /* ---- GPU-level calls ---- */

@@ -439,8 +439,9 @@ static int nvml_set_mig_mode(struct gs_backend *b, struct gs_err *err, unsigned 
 static int own_profile(struct gs_err *err, const struct nvml_gpu *g, unsigned gpu,
                        const struct gs_geom_gi_profile *p)
 {
-  if (p >= g->model.gi && p < g->model.gi + g->model.ngi)
-    return 0;
+  for (unsigned i = 0; i < g->model.ngi; i++)
+    if (p == &g->model.gi[i]) /* equality: ordering unrelated pointers is undefined */
+      return 0;
   return gs_err_set(err, GS_E_INVALID_ARGUMENT, "GPU %u (%s) has no profile %s", gpu, g->model.key,
                     p->name);
 }

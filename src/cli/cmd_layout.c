@@ -260,10 +260,13 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
     rc = cli_fail(&err);
     goto out;
   }
-  if (assert_only)
-    rc = r.changes ? (printf("Config %s does not match: the changes above would make it\n", o.config),
-                      GS_EXIT_FAILED)
-                   : (printf("Config %s matches\n", o.config), GS_EXIT_OK);
+  if (assert_only && r.changes) {
+    fprintf(stderr, "gpuslice: config %s does not match the GPUs: the changes above would make it "
+                    "(`gpuslice apply -f %s -c %s`)\n",
+            o.config, o.file, o.config);
+    rc = GS_EXIT_FAILED;
+  } else if (assert_only)
+    printf("Config %s matches\n", o.config);
   else if (o.dry_run)
     printf("Dry run: nothing was changed\n");
   else
