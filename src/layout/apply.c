@@ -270,6 +270,20 @@ static int run_plan(struct gs_err *err, struct gs_backend *b, unsigned gpu,
   return 0;
 }
 
+/* "; processes using it: 4242 (train.py), ..." for an IN_USE message. */
+static void list_pids(struct gs_backend *b, unsigned gpu, char *buf, size_t size)
+{
+  struct gs_proc_info *procs = calloc(GS_BACKEND_MAX_PROCS, sizeof(*procs));
+  unsigned n = 0;
+  size_t used = 0;
+  if (procs && b->ops->processes(b, NULL, gpu, procs, &n) == 0 && n > 0)
+    used = (size_t)snprintf(buf, size, "; processes on GPU %u: ", gpu);
+  for (unsigned i = 0; procs && i < n && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%u (%s, GPU instance %d)", i ? ", " : "",
+                             procs[i].pid, procs[i].name, procs[i].gi);
+  free(procs);
+}
+
 /* Plans every touched GPU; nothing has changed when this fails. */
 static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_layout_selection *sel,
                     const struct gs_layout_apply_opts *o, struct gs_layout_plan *plans,
@@ -284,8 +298,11 @@ static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_la
       continue;
     if ((rc = gs_layout_read_current(err, b, g, &cur)) != 0 ||
         (rc = gs_layout_plan_gpu(err, infos[g].model, &cur, &sel->target[g], o->force, &plans[g])) != 0) {
+      char pids[160] = "";
+      if (rc == GS_E_IN_USE)
+        list_pids(b, g, pids, sizeof(pids));
       if (rc != GS_E_NO_MEMORY)
-        gs_err_set(err, rc, "GPU %u: %s", g, err ? err->msg : "");
+        gs_err_set(err, rc, "GPU %u: %s%s", g, err ? err->msg : "", pids);
       return rc;
     }
     final_layout(&cur, &sel->target[g], &plans[g], &finals[g]);

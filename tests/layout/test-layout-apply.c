@@ -199,6 +199,7 @@ static void busy_instance_needs_force(void **state)
   assert_int_equal(gs_emu_proc_add(f->b, &f->err, &p), 0);
   assert_int_equal(apply_text(f, seven_1g, "b", false, false), GS_E_IN_USE);
   assert_non_null(strstr(f->err.msg, "GPU instance"));
+  assert_non_null(strstr(f->err.msg, "4242 (train.py, GPU instance 2)"));
   assert_int_equal(apply_text(f, two_3g, "a", true, false), 0); /* nothing changed */
   assert_int_equal(f->changes, 0);
 }
