@@ -540,14 +540,10 @@ static int nvml_gi_destroy(struct gs_backend *b, struct gs_err *err, unsigned gp
   return 0;
 }
 
-static void sort_gis(struct gs_gi_info *gis, unsigned n)
+static int by_gi_id(const void *a, const void *b)
 {
-  for (unsigned i = 1; i < n; i++)
-    for (unsigned j = i; j > 0 && gis[j].id < gis[j - 1].id; j--) {
-      struct gs_gi_info t = gis[j];
-      gis[j] = gis[j - 1];
-      gis[j - 1] = t;
-    }
+  const struct gs_gi_info *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
 }
 
 static int nvml_gi_list(struct gs_backend *b, struct gs_err *err, unsigned gpu,
@@ -570,7 +566,7 @@ static int nvml_gi_list(struct gs_backend *b, struct gs_err *err, unsigned gpu,
       if ((r = gi_info_of(n, err, gpu, hs[i], &out[total++])) != 0)
         return r;
   }
-  sort_gis(out, total);
+  qsort(out, total, sizeof(*out), by_gi_id);
   *count = total;
   return 0;
 }
@@ -735,14 +731,10 @@ static int nvml_ci_destroy(struct gs_backend *b, struct gs_err *err, unsigned gp
   return 0;
 }
 
-static void sort_cis(struct gs_ci_info *cis, unsigned n)
+static int by_ci_id(const void *a, const void *b)
 {
-  for (unsigned i = 1; i < n; i++)
-    for (unsigned j = i; j > 0 && cis[j].id < cis[j - 1].id; j--) {
-      struct gs_ci_info t = cis[j];
-      cis[j] = cis[j - 1];
-      cis[j - 1] = t;
-    }
+  const struct gs_ci_info *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
 }
 
 static int nvml_ci_list(struct gs_backend *b, struct gs_err *err, unsigned gpu, unsigned gi_id,
@@ -770,7 +762,7 @@ static int nvml_ci_list(struct gs_backend *b, struct gs_err *err, unsigned gpu, 
       if ((r = ci_info_of(n, err, gpu, &gi, gh, hs[i], &out[total++])) != 0)
         return r;
   }
-  sort_cis(out, total);
+  qsort(out, total, sizeof(*out), by_ci_id);
   *count = total;
   return 0;
 }

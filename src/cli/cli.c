@@ -377,6 +377,25 @@ int cli_print_json(json_t *v)
   return GS_EXIT_OK;
 }
 
+void cli_format_placements(unsigned starts, unsigned size, char *buf, size_t len)
+{
+  size_t used = (size_t)snprintf(buf, len, "{");
+  for (unsigned s = 0; s < 32 && used < len; s++)
+    if (starts & (1u << s))
+      used += (size_t)snprintf(buf + used, len - used, "%s%u", used > 1 ? "," : "", s);
+  if (used < len)
+    snprintf(buf + used, len - used, "}:%u", size);
+}
+
+json_t *cli_placements_json(unsigned starts, unsigned size)
+{
+  json_t *arr = json_array();
+  for (unsigned s = 0; s < 32; s++)
+    if (starts & (1u << s))
+      json_array_append_new(arr, json_integer(s));
+  return json_pack("{s:o, s:i}", "starts", arr, "size", size);
+}
+
 static int table_width(const struct cli_col *cols, unsigned n)
 {
   int w = 0;

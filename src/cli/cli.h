@@ -67,6 +67,11 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
 /* Writes a JSON value to stdout (indented, newline) and frees it. */
 int cli_print_json(json_t *v);
 
+/* A placement list as nvidia-smi -lgipp prints it ("{0,4}:4") and as JSON
+ * ({"starts": [0, 4], "size": 4}), from a bitmask of legal starts. */
+void cli_format_placements(unsigned starts, unsigned size, char *buf, size_t len);
+json_t *cli_placements_json(unsigned starts, unsigned size);
+
 /* Boxed tables in nvidia-smi's style. A column has up to three header lines
  * and a width; rows give one string per cell, `lines` lines per row. */
 struct cli_col {

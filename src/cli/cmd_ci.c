@@ -213,30 +213,21 @@ static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_g
   unsigned n = gs_geom_ci_profiles(info->model, gi->profile, cps);
   (void)b;
   for (unsigned k = 0; k < n; k++) {
-    json_t *starts = json_array();
     char list[64];
-    size_t used = (size_t)snprintf(list, sizeof(list), "{");
-    for (unsigned s = 0; s < GS_GEOM_MAX_GRID; s++)
-      if (cps[k].starts & (1u << s)) {
-        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u", used > 1 ? "," : "", s);
-        json_array_append_new(starts, json_integer(s));
-      }
-    snprintf(list + used, sizeof(list) - used, "}:%u", cps[k].span);
-    if (c->json)
-      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:{s:o, s:i}}", "gpu",
-                                              info->index, "gi", gi->id, "name", cps[k].name,
-                                              "profile_id", cps[k].id, "placements", "starts",
-                                              starts, "size", cps[k].span));
-    else {
-      json_decref(starts);
-      printf("GPU %2u GI %2u Profile ID %2u %-11s %s\n", info->index, gi->id, cps[k].id,
-             __builtin_popcount(cps[k].starts) == 1 ? "Placement :" : "Placements:", list);
+    if (c->json) {
+      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:o}", "gpu", info->index,
+                                              "gi", gi->id, "name", cps[k].name, "profile_id",
+                                              cps[k].id, "placements",
+                                              cli_placements_json(cps[k].starts, cps[k].span)));
+      continue;
     }
+    cli_format_placements(cps[k].starts, cps[k].span, list, sizeof(list));
+    printf("GPU %2u GI %2u Profile ID %2u %-11s %s\n", info->index, gi->id, cps[k].id,
+           __builtin_popcount(cps[k].starts) == 1 ? "Placement :" : "Placements:", list);
   }
   x->rows += n;
   return 0;
 }
-
 
 static int run_placements(struct cli *c, int argc, char **argv)
 {

@@ -42,25 +42,6 @@ static int selected_infos(struct cli *c, struct gs_backend **b, struct gs_gpu_in
   return n;
 }
 
-static void format_placements(const struct gs_geom_gi_profile *p, char *buf, size_t size)
-{
-  unsigned starts[GS_GEOM_MAX_GRID], n = gs_geom_gi_starts(p, starts);
-  size_t used = (size_t)snprintf(buf, size, "{");
-  for (unsigned i = 0; i < n && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%u", i ? "," : "", starts[i]);
-  if (used < size)
-    snprintf(buf + used, size - used, "}:%u", p->span);
-}
-
-static json_t *placements_json(const struct gs_geom_gi_profile *p)
-{
-  unsigned starts[GS_GEOM_MAX_GRID], n = gs_geom_gi_starts(p, starts);
-  json_t *arr = json_array();
-  for (unsigned i = 0; i < n; i++)
-    json_array_append_new(arr, json_integer(starts[i]));
-  return json_pack("{s:o, s:i}", "starts", arr, "size", p->span);
-}
-
 /* "free" is null while MIG is off: there is no capacity to report then. */
 static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, int free_count)
 {
@@ -70,7 +51,7 @@ static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, in
                    p->max_count, "memory_mib", p->memory_mib, "memory_gib",
                    gs_geom_gib(p->memory_mib), "p2p", 0, "sms", p->sms, "ce", p->ce, "dec", p->dec,
                    "enc", p->enc, "jpeg", p->jpeg, "ofa", p->ofa, "compute_slices",
-                   p->compute_slices, "placements", placements_json(p));
+                   p->compute_slices, "placements", cli_placements_json(p->starts, p->span));
 }
 
 static void print_profile_rows(const struct gs_gpu_info *info, const struct gs_geom_gi_profile *p,
@@ -163,11 +144,11 @@ static int run_placements(struct cli *c, int argc, char **argv)
         wanted = gs_geom_gi_profile_find(m, argv[a]) == p;
       if (!wanted)
         continue;
-      format_placements(p, list, sizeof(list));
+      cli_format_placements(p->starts, p->span, list, sizeof(list));
       if (c->json)
         json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:o}", "gpu", infos[i].index,
                                              "name", p->name, "profile_id", p->id, "placements",
-                                             placements_json(p)));
+                                             cli_placements_json(p->starts, p->span)));
       else
         printf("GPU %2u Profile ID %2u %-11s %s\n", infos[i].index, p->id,
                __builtin_popcount(p->starts) == 1 ? "Placement :" : "Placements:", list);
