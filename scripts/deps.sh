@@ -3,7 +3,8 @@
 # Called by the Makefile before every build, so a fresh Debian machine needs
 # nothing but this repository. Installs only what is absent.
 set -euo pipefail
-need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3)
+# libh2o-dev exports picohttpparser (serve); its .pc names libuv, hence libuv1-dev.
+need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3 libh2o-dev libuv1-dev)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
 [ "${GS_WITH_TSAN:-0}" = 1 ] && need+=(libtsan2)
 missing=()

@@ -1,0 +1,150 @@
+/* cmd_worker.c: `gpuslice worker`, the emulated KServe v2 server that stands
+ * in for Triton on emulated GPUs. Parses options, turns --profile/--sms/
+ * --full-gpu into the slice's SM count (geometry tables) and hands over to
+ * the serve layer's worker (docs/worker.md). */
+#include "cli/cli.h"
+#include "geometry/geometry.h"
+#include "serve/serve.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_MODELS 8
+
+enum { O_LISTEN = 1000, O_MODEL, O_PROFILE, O_SMS, O_FULL, O_SHARE, O_GPU, O_HDR_TIMEOUT,
+       O_MAX_HEADER, O_MAX_BODY, O_IDLE };
+
+struct worker_opts {
+  const char *listen, *profile, *gpu;
+  const char *models[MAX_MODELS + 1];
+  unsigned nmodels, sms, share;
+  bool full;
+  struct gs_http_limits lim;
+};
+
+static int number(const char *value, const char *what, unsigned *out)
+{
+  unsigned v[1];
+  if (cli_parse_ids(value, what, v, 1) != 1 || v[0] == 0)
+    return cli_usage("%s: expected a positive whole number, got '%s'", what, value);
+  *out = v[0];
+  return 0;
+}
+
+static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  struct worker_opts *o = arg;
+  unsigned v = 0;
+  int rc = 0;
+  (void)c;
+  switch (ch) {
+  case O_LISTEN: o->listen = value; return 0;
+  case O_PROFILE: o->profile = value; return 0;
+  case O_GPU: o->gpu = value; return 0;
+  case O_FULL: o->full = true; return 0;
+  case O_MODEL:
+    if (o->nmodels == MAX_MODELS)
+      return cli_usage("--model: at most %d models", MAX_MODELS);
+    o->models[o->nmodels++] = value;
+    return 0;
+  case O_SMS: return number(value, "--sms", &o->sms);
+  case O_SHARE: return number(value, "--share", &o->share);
+  case O_HDR_TIMEOUT: rc = number(value, "--header-timeout", &o->lim.read_timeout_ms); break;
+  case O_IDLE: rc = number(value, "--idle-timeout", &o->lim.idle_timeout_ms); break;
+  case O_MAX_HEADER: rc = number(value, "--max-header", &v), o->lim.max_header = v; break;
+  case O_MAX_BODY: rc = number(value, "--max-body", &v), o->lim.max_body = v; break;
+  default: return cli_usage("unexpected option");
+  }
+  return rc;
+}
+
+static const struct option worker_extra[] = {
+    {"listen", required_argument, NULL, O_LISTEN},
+    {"model", required_argument, NULL, O_MODEL},
+    {"profile", required_argument, NULL, O_PROFILE},
+    {"sms", required_argument, NULL, O_SMS},
+    {"full-gpu", no_argument, NULL, O_FULL},
+    {"share", required_argument, NULL, O_SHARE},
+    {"gpu", required_argument, NULL, O_GPU},
+    {"header-timeout", required_argument, NULL, O_HDR_TIMEOUT},
+    {"idle-timeout", required_argument, NULL, O_IDLE},
+    {"max-header", required_argument, NULL, O_MAX_HEADER},
+    {"max-body", required_argument, NULL, O_MAX_BODY},
+    {0},
+};
+
+/* The slice's SMs and a name for it, from the GPU model's tables. */
+static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *full, char *name,
+                         size_t namesz)
+{
+  const struct gs_geom_model *m = gs_geom_model_find(o->gpu);
+  const struct gs_geom_gi_profile *p;
+  if (!m)
+    return cli_usage("--gpu %s: unknown GPU model (`gpuslice layouts` lists them)", o->gpu);
+  if ((o->profile != NULL) + (o->sms != 0) + o->full > 1)
+    return cli_usage("give one of --profile, --sms and --full-gpu");
+  *full = m->sms;
+  if (o->profile) {
+    if (!(p = gs_geom_gi_profile_find(m, o->profile)))
+      return cli_usage("--profile %s: not a MIG profile of %s (e.g. 1g.5gb, 3g.20gb)", o->profile,
+                       m->name);
+    *sms = p->sms;
+    snprintf(name, namesz, "%s (%u SMs)", p->name, p->sms);
+  } else if (o->sms) {
+    *sms = o->sms;
+    snprintf(name, namesz, "%u SMs", o->sms);
+  } else {
+    *sms = m->sms;
+    snprintf(name, namesz, "full GPU (%u SMs)", m->sms);
+  }
+  return 0;
+}
+
+static int run_worker(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice worker [--listen HOST:PORT] [--model flower|bert-large]... "
+      "[--profile 1g.5gb | --sms N | --full-gpu] [--gpu a100-40gb] [--share N] "
+      "[--header-timeout MS] [--idle-timeout MS] [--max-header BYTES] [--max-body BYTES]";
+  struct worker_opts o = {.listen = "127.0.0.1:8000", .gpu = "a100-40gb", .share = 1};
+  struct gs_serve_worker_config cfg = {0};
+  struct gs_serve_worker *w = NULL;
+  struct gs_err err = {0};
+  char slice[64];
+  unsigned port = 0;
+  int fd, rc, first;
+  gs_http_limits_default(&o.lim);
+  if ((first = cli_getopt(c, argc, argv, usage, worker_extra, on_worker_opt, &o)) <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+  if ((rc = resolve_slice(&o, &cfg.sms, &cfg.full_sms, slice, sizeof(slice))) != 0)
+    return rc;
+  cfg.models = o.nmodels ? o.models : NULL;
+  cfg.slice_name = slice;
+  cfg.share = o.share;
+  if (gs_serve_worker_new(&err, &cfg, &w) != 0 ||
+      gs_serve_listen(&err, o.listen, 511, &fd, &port) != 0) {
+    gs_serve_worker_free(w);
+    return cli_fail(&err);
+  }
+  fprintf(stderr, "gpuslice worker: EMULATED KServe v2 server, no GPU is used: inference time is "
+                  "modelled for %s on %s, shared by %u worker(s)%s\n",
+          slice, gs_geom_model_find(o.gpu)->name, o.share,
+          o.share > 1 ? " time-slicing it without MIG" : "");
+  printf("listening on %.*s:%u\n", (int)(strrchr(o.listen, ':') - o.listen), o.listen, port);
+  fflush(stdout);
+  rc = gs_serve_worker_run(&err, w, fd, &o.lim);
+  gs_serve_worker_free(w);
+  if (rc != 0)
+    return cli_fail(&err);
+  fprintf(stderr, "gpuslice worker: stopped\n");
+  return GS_EXIT_OK;
+}
+
+const struct cli_verb cli_verbs_worker[] = {
+    {NULL, "worker", run_worker, "emulated KServe v2 inference server (Triton's stand-in)"},
+    {0},
+};

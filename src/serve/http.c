@@ -1,0 +1,754 @@
+/* http.c: a small HTTP/1.1 server on the serve loop: picohttpparser for the
+ * request head and chunked bodies, keep-alive, pipelined requests answered
+ * in order, limits (431, 413, 400, slowloris timeout) and Content-Length
+ * responses. It knows nothing of KServe; the worker (worker.c) and later the
+ * load balancer put their handlers on top. Buffers here are per-connection
+ * and growable: fine for a worker, not the proxy's pooled data path. */
+#include "serve/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* picohttpparser as libh2o exports it (Debian ships no header for it). Our
+ * declarations of its documented API: phr_parse_request returns the head's
+ * length, -1 when malformed, -2 when incomplete; phr_decode_chunked decodes
+ * in place and returns -2 (more needed), -1 (malformed) or the count of
+ * bytes left after the body, which it moves to just after the decoded data. */
+struct phr_header {
+  const char *name;
+  size_t name_len;
+  const char *value;
+  size_t value_len;
+};
+int phr_parse_request(const char *buf, size_t len, const char **method, size_t *method_len,
+                      const char **path, size_t *path_len, int *minor_version,
+                      struct phr_header *headers, size_t *num_headers, size_t last_len);
+struct phr_chunked_decoder {
+  size_t bytes_left_in_chunk;
+  char consume_trailer;
+  char hex_count_, state_;
+};
+ssize_t phr_decode_chunked(struct phr_chunked_decoder *decoder, char *buf, size_t *bufsz);
+
+/* Newer picohttpparser releases append fields to the decoder; the padding
+ * keeps a library newer than our declaration inside our memory. */
+union chunk_decoder {
+  struct phr_chunked_decoder d;
+  char pad[128];
+};
+
+#define OUT_HIGH_WATER (4u << 20) /* stop taking pipelined requests above this */
+#define READ_CHUNK 65536u
+#define LINGER_MS 2000u /* at most this long discarding a closing peer's input */
+
+enum conn_state {
+  ST_HEAD,    /* reading a request head */
+  ST_BODY,    /* reading its body */
+  ST_HANDLER, /* the handler owns the request until gs_http_respond */
+  ST_DONE,    /* answering an error; closing once the answer is out */
+  ST_LINGER,  /* answer sent, our side shut: discarding input until the peer closes */
+};
+
+enum conn_flag {
+  F_PEER_EOF = 1u << 0,    /* the peer closed its side (no more input) */
+  F_CLOSE_AFTER = 1u << 1, /* close once the output is flushed */
+  F_DEAD = 1u << 2,        /* socket gone while the handler held the request */
+  F_IN_PROCESS = 1u << 3,  /* inside process(): respond must not re-enter it */
+  F_TIMED = 1u << 4,       /* the read timer runs for the current request */
+};
+
+struct gs_http_conn {
+  struct gs_http_server *srv;
+  struct gs_http_conn *prev, *next;
+  int fd; /* -1: in-memory connection (fuzzing) */
+  enum conn_state state;
+  unsigned flags;
+  char *in, *out;
+  size_t in_len, in_cap, out_len, out_off, out_cap, sent;
+  uint64_t timer;
+  /* the current request; its head as offsets into `in`, which may move
+   * (grow) while the body arrives */
+  struct gs_http_request req;
+  size_t method_off, path_off, hoff[GS_HTTP_MAX_HEADERS][2];
+  size_t head_len, content_length, body_done, consumed;
+  bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
+  union chunk_decoder dec;
+};
+
+struct gs_http_server {
+  struct gs_loop *loop;
+  struct gs_http_limits lim;
+  gs_http_handler_fn *fn;
+  void *ctx;
+  int listen_fd;
+  unsigned nconns;
+  struct gs_http_conn *conns;
+};
+
+static bool process(struct gs_http_conn *c);
+static void conn_close(struct gs_http_conn *c);
+static bool conn_flush(struct gs_http_conn *c);
+
+void gs_http_limits_default(struct gs_http_limits *l)
+{
+  *l = (struct gs_http_limits){16384, 64u << 20, 10000, 60000, 1024};
+}
+
+const char *gs_http_reason(int status)
+{
+  switch (status) {
+  case 100: return "Continue";
+  case 200: return "OK";
+  case 400: return "Bad Request";
+  case 404: return "Not Found";
+  case 405: return "Method Not Allowed";
+  case 408: return "Request Timeout";
+  case 413: return "Payload Too Large";
+  case 431: return "Request Header Fields Too Large";
+  case 500: return "Internal Server Error";
+  case 501: return "Not Implemented";
+  case 503: return "Service Unavailable";
+  case 504: return "Gateway Timeout";
+  default: return "Unknown";
+  }
+}
+
+const struct gs_http_header *gs_http_header_find(const struct gs_http_request *req,
+                                                 const char *name)
+{
+  size_t n = strlen(name);
+  for (size_t i = 0; i < req->nheaders; i++)
+    if (req->headers[i].name_len == n && strncasecmp(req->headers[i].name, name, n) == 0)
+      return &req->headers[i];
+  return NULL;
+}
+
+/* ---- timers ---- */
+
+static int64_t on_timeout(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct gs_http_conn *c = data;
+  (void)loop;
+  (void)id;
+  c->timer = 0;
+  conn_close(c); /* idle past keep-alive, or a request sent too slowly */
+  return GS_LOOP_TIMER_DONE;
+}
+
+static void timer_stop(struct gs_http_conn *c)
+{
+  if (c->timer)
+    gs_loop_timer_del(c->srv->loop, c->timer);
+  c->timer = 0;
+}
+
+static void timer_start(struct gs_http_conn *c, unsigned ms)
+{
+  timer_stop(c);
+  c->timer = gs_loop_timer_add(c->srv->loop, (uint64_t)ms * 1000u, on_timeout, c);
+}
+
+/* ---- lifetime ---- */
+
+static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
+{
+  struct gs_http_conn *c = calloc(1, sizeof(*c));
+  if (!c)
+    return NULL;
+  c->srv = s;
+  c->fd = fd;
+  c->next = s->conns;
+  if (s->conns)
+    s->conns->prev = c;
+  s->conns = c;
+  s->nconns++;
+  timer_start(c, s->lim.idle_timeout_ms);
+  return c;
+}
+
+static void conn_free(struct gs_http_conn *c)
+{
+  struct gs_http_server *s = c->srv;
+  timer_stop(c);
+  if (c->fd >= 0)
+    gs_loop_close_fd(s->loop, c->fd);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  s->nconns--;
+  free(c->in);
+  free(c->out);
+  free(c);
+}
+
+/* While the handler holds the request the memory must stay: the socket goes,
+ * the struct waits for gs_http_respond. */
+static void conn_close(struct gs_http_conn *c)
+{
+  if (c->state != ST_HANDLER) {
+    conn_free(c);
+    return;
+  }
+  timer_stop(c);
+  if (c->fd >= 0)
+    gs_loop_close_fd(c->srv->loop, c->fd);
+  c->fd = -1;
+  c->flags |= F_DEAD;
+}
+
+/* ---- output ---- */
+
+static bool out_reserve(struct gs_http_conn *c, size_t more)
+{
+  size_t need = c->out_len + more, cap = c->out_cap ? c->out_cap : 4096;
+  char *p;
+  if (c->out_off && c->out_off == c->out_len)
+    c->out_off = c->out_len = 0, need = more;
+  if (need <= c->out_cap)
+    return true;
+  while (cap < need)
+    cap *= 2;
+  if (!(p = realloc(c->out, cap)))
+    return false;
+  c->out = p;
+  c->out_cap = cap;
+  return true;
+}
+
+static void send_response(struct gs_http_conn *c, int status, const char *type, const char *extra,
+                          const void *body, size_t len)
+{
+  char head[512];
+  int hl = snprintf(head, sizeof(head),
+                    "HTTP/1.1 %d %s\r\nServer: gpuslice\r\nContent-Length: %zu\r\n%s%s%s%s\r\n",
+                    status, gs_http_reason(status), len, type ? "Content-Type: " : "",
+                    type ? type : "", type ? "\r\n" : "", c->keep_alive ? "" : "Connection: close\r\n");
+  size_t el = extra ? strlen(extra) : 0;
+  if (hl < 0 || (size_t)hl >= sizeof(head) || !out_reserve(c, (size_t)hl + el + len)) {
+    c->flags |= F_CLOSE_AFTER; /* out of memory: the peer sees the connection end */
+    return;
+  }
+  /* extra headers go before the blank line that ends the head */
+  memcpy(c->out + c->out_len, head, (size_t)hl - 2);
+  c->out_len += (size_t)hl - 2;
+  if (el)
+    memcpy(c->out + c->out_len, extra, el), c->out_len += el;
+  memcpy(c->out + c->out_len, "\r\n", 2);
+  c->out_len += 2;
+  if (len && !c->head_method)
+    memcpy(c->out + c->out_len, body, len), c->out_len += len;
+  if (!c->keep_alive)
+    c->flags |= F_CLOSE_AFTER;
+}
+
+static void send_error(struct gs_http_conn *c, int status, const char *msg)
+{
+  c->head_method = false;
+  char body[256];
+  int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", msg);
+  c->keep_alive = false; /* after a framing error the byte stream cannot be trusted */
+  c->state = ST_DONE;
+  timer_start(c, c->srv->lim.read_timeout_ms); /* a peer that never reads the answer */
+  send_response(c, status, "application/json", NULL, body, (size_t)n);
+}
+
+static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+
+/* Closing with unread input makes the kernel send RST, which can destroy
+ * the answer (a 413 or 431) before the client reads it. So, as nginx's
+ * lingering close: shut our side, discard input until the peer closes or
+ * LINGER_MS pass, then close. */
+static void linger_or_close(struct gs_http_conn *c)
+{
+  if (c->fd < 0 || (c->flags & F_PEER_EOF) || c->state == ST_LINGER) {
+    conn_close(c);
+    return;
+  }
+  c->state = ST_LINGER;
+  shutdown(c->fd, SHUT_WR);
+  gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
+  if (gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_READABLE, on_io, c) != 0) {
+    conn_close(c);
+    return;
+  }
+  timer_start(c, LINGER_MS);
+}
+
+static void linger_read(struct gs_http_conn *c)
+{
+  char sink[16384];
+  ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+    conn_close(c);
+}
+
+/* Writes what it can; the rest waits for EPOLLOUT. Closes on error, or when
+ * everything is out and the connection is to end; false then (c may be gone). */
+static bool conn_flush(struct gs_http_conn *c)
+{
+  while (c->fd >= 0 && c->out_off < c->out_len) {
+    ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_WRITABLE, on_io, c) == 0)
+        return true;
+      conn_close(c);
+      return false;
+    }
+    if (n <= 0) {
+      conn_close(c);
+      return false;
+    }
+    c->out_off += (size_t)n;
+    c->sent += (size_t)n;
+  }
+  if (c->fd < 0 && !(c->flags & F_DEAD)) { /* in-memory: count and drop */
+    c->sent += c->out_len - c->out_off;
+    c->out_off = c->out_len;
+  }
+  c->out_off = c->out_len = 0;
+  if (c->fd >= 0)
+    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
+  if (c->flags & F_CLOSE_AFTER) {
+    linger_or_close(c);
+    return false;
+  }
+  return true;
+}
+
+/* ---- requests ---- */
+
+static bool header_is(const struct phr_header *h, const char *name)
+{
+  return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
+}
+
+static bool value_has_token(const struct phr_header *h, const char *tok)
+{
+  size_t n = strlen(tok);
+  for (size_t i = 0; i + n <= h->value_len; i++)
+    if (strncasecmp(h->value + i, tok, n) == 0 && (i == 0 || !isalnum((unsigned char)h->value[i - 1])) &&
+        (i + n == h->value_len || !isalnum((unsigned char)h->value[i + n])))
+      return true;
+  return false;
+}
+
+/* Digits only, no overflow: a lenient Content-Length invites request smuggling. */
+static bool parse_length(const char *s, size_t n, size_t *out)
+{
+  size_t v = 0;
+  if (n == 0 || n > 18)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    if (!isdigit((unsigned char)s[i]))
+      return false;
+    v = v * 10 + (size_t)(s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+/* Framing and connection headers of a parsed head; 0 or an HTTP status. */
+static int read_framing(struct gs_http_conn *c, const struct phr_header *h, size_t nh)
+{
+  bool has_cl = false, expect = false;
+  c->keep_alive = c->req.minor_version >= 1;
+  c->chunked = false;
+  c->content_length = 0;
+  for (size_t i = 0; i < nh; i++) {
+    if (header_is(&h[i], "connection")) {
+      if (value_has_token(&h[i], "close"))
+        c->keep_alive = false;
+      else if (value_has_token(&h[i], "keep-alive"))
+        c->keep_alive = true;
+    } else if (header_is(&h[i], "transfer-encoding")) {
+      if (c->chunked || h[i].value_len != 7 || strncasecmp(h[i].value, "chunked", 7) != 0)
+        return 400;
+      c->chunked = true;
+    } else if (header_is(&h[i], "content-length")) {
+      size_t v;
+      if (!parse_length(h[i].value, h[i].value_len, &v) || (has_cl && v != c->content_length))
+        return 400;
+      has_cl = true;
+      c->content_length = v;
+    } else if (header_is(&h[i], "expect")) {
+      expect = value_has_token(&h[i], "100-continue");
+    }
+  }
+  if (c->chunked && has_cl)
+    return 400;
+  if (c->content_length > c->srv->lim.max_body)
+    return 413;
+  if (expect && (c->chunked || c->content_length) && c->in_len == c->head_len &&
+      out_reserve(c, 25)) { /* tell a waiting client (curl) to send the body */
+    memcpy(c->out + c->out_len, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    c->out_len += 25;
+  }
+  return 0;
+}
+
+static void fill_request(struct gs_http_conn *c, const struct phr_header *h, size_t nh)
+{
+  c->method_off = (size_t)(c->req.method - c->in);
+  c->path_off = (size_t)(c->req.path - c->in);
+  c->req.nheaders = nh;
+  for (size_t i = 0; i < nh; i++) {
+    c->req.headers[i] = (struct gs_http_header){h[i].name, h[i].value, h[i].name_len, h[i].value_len};
+    c->hoff[i][0] = (size_t)(h[i].name - c->in);
+    c->hoff[i][1] = (size_t)(h[i].value - c->in);
+  }
+}
+
+/* Points the request at the buffer where it now is. */
+static void rebase_request(struct gs_http_conn *c)
+{
+  c->req.method = c->in + c->method_off;
+  c->req.path = c->in + c->path_off;
+  for (size_t i = 0; i < c->req.nheaders; i++) {
+    c->req.headers[i].name = c->in + c->hoff[i][0];
+    c->req.headers[i].value = c->in + c->hoff[i][1];
+  }
+}
+
+/* 0 = head parsed (state BODY), 1 = need more, else an HTTP status. */
+static int parse_head(struct gs_http_conn *c)
+{
+  struct phr_header h[GS_HTTP_MAX_HEADERS];
+  size_t nh = GS_HTTP_MAX_HEADERS;
+  int r = phr_parse_request(c->in, c->in_len, &c->req.method, &c->req.method_len, &c->req.path,
+                            &c->req.path_len, &c->req.minor_version, h, &nh, 0);
+  if (r == -2)
+    return c->in_len > c->srv->lim.max_header ? 431 : 1;
+  if (r < 0)
+    return 400;
+  if ((size_t)r > c->srv->lim.max_header)
+    return 431;
+  for (size_t i = 0; i < nh; i++)
+    if (!h[i].name)
+      return 400; /* obsolete line folding: refused, as RFC 9112 allows */
+  c->head_len = (size_t)r;
+  fill_request(c, h, nh);
+  c->body_done = 0;
+  memset(&c->dec, 0, sizeof(c->dec));
+  c->dec.d.consume_trailer = 1;
+  c->state = ST_BODY;
+  return read_framing(c, h, nh);
+}
+
+/* 0 = body complete, 1 = need more, else an HTTP status. */
+static int read_body(struct gs_http_conn *c)
+{
+  size_t raw, n;
+  ssize_t r;
+  if (!c->chunked) {
+    if (c->in_len - c->head_len < c->content_length)
+      return 1;
+    c->body_done = c->content_length;
+    c->consumed = c->head_len + c->content_length;
+    return 0;
+  }
+  raw = c->head_len + c->body_done; /* undecoded bytes start here */
+  n = c->in_len - raw;
+  r = phr_decode_chunked(&c->dec.d, c->in + raw, &n);
+  if (r == -1)
+    return 400;
+  c->body_done += n;
+  c->in_len = raw + n + (r > 0 ? (size_t)r : 0);
+  if (c->body_done > c->srv->lim.max_body)
+    return 413;
+  if (r == -2)
+    return 1;
+  c->consumed = c->head_len + c->body_done;
+  return 0;
+}
+
+static void call_handler(struct gs_http_conn *c)
+{
+  timer_stop(c);
+  c->state = ST_HANDLER;
+  rebase_request(c);
+  c->head_method = c->req.method_len == 4 && memcmp(c->req.method, "HEAD", 4) == 0;
+  c->req.body = c->in + c->head_len;
+  c->req.body_len = c->body_done;
+  c->req.keep_alive = c->keep_alive;
+  c->srv->fn(c->srv->ctx, c, &c->req);
+}
+
+/* Drops the bytes of the request just answered (pipelined ones move up). */
+static void drop_consumed(struct gs_http_conn *c)
+{
+  if (!c->consumed)
+    return;
+  memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
+  c->in_len -= c->consumed;
+  c->consumed = 0;
+}
+
+/* One step of the request state machine; false when it must wait. */
+static bool step(struct gs_http_conn *c)
+{
+  static const char *const why[] = {[400] = "malformed HTTP request",
+                                    [413] = "request body larger than the server accepts",
+                                    [431] = "request header larger than the server accepts"};
+  int r;
+  if (c->state == ST_HEAD) {
+    drop_consumed(c);
+    if (c->out_len - c->out_off > OUT_HIGH_WATER || (c->flags & F_CLOSE_AFTER))
+      return false; /* resumes when the output drains */
+    if (c->in_len == 0)
+      return false;
+    if (!(c->flags & F_TIMED)) { /* the clock for this request starts at its first byte */
+      c->flags |= F_TIMED;
+      timer_start(c, c->srv->lim.read_timeout_ms);
+    }
+    r = parse_head(c);
+  } else if (c->state == ST_BODY) {
+    r = read_body(c);
+    if (r == 0) {
+      c->flags &= ~F_TIMED;
+      call_handler(c);
+      return true;
+    }
+  } else {
+    return false;
+  }
+  if (r > 1) {
+    send_error(c, r, why[r]);
+    return false;
+  }
+  return r == 0;
+}
+
+/* Runs the state machine as far as the buffered bytes go; false when the
+ * connection ended (c may be freed, or dead and held by the handler). */
+static bool process(struct gs_http_conn *c)
+{
+  c->flags |= F_IN_PROCESS;
+  while (step(c) && !(c->flags & F_DEAD))
+    ;
+  c->flags &= ~F_IN_PROCESS;
+  if (c->flags & F_DEAD)
+    return false; /* the handler still holds it */
+  if (c->state == ST_HEAD && c->in_len == 0 && !(c->flags & F_TIMED) && !c->timer)
+    timer_start(c, c->srv->lim.idle_timeout_ms);
+  if ((c->state == ST_HEAD || c->state == ST_BODY) && (c->flags & F_PEER_EOF))
+    /* nothing more can complete */
+    c->flags |= F_CLOSE_AFTER;
+  return conn_flush(c);
+}
+
+void gs_http_respond(struct gs_http_conn *c, int status, const char *content_type,
+                     const char *extra, const void *body, size_t len)
+{
+  if (c->state != ST_HANDLER)
+    return; /* not this connection's turn: a handler bug, ignored */
+  if (c->flags & F_DEAD) {
+    c->state = ST_DONE;
+    conn_free(c);
+    return;
+  }
+  send_response(c, status, content_type, extra, body, len);
+  c->state = ST_HEAD;
+  if (!(c->flags & F_IN_PROCESS))
+    (void)process(c);
+}
+
+void gs_http_respond_error(struct gs_http_conn *c, int status, const char *fmt, ...)
+{
+  char msg[1024], body[2200];
+  size_t o = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  o = (size_t)snprintf(body, sizeof(body), "{\"error\":\"");
+  for (const char *p = msg; *p && o + 8 < sizeof(body); p++) {
+    unsigned char ch = (unsigned char)*p;
+    if (ch == '"' || ch == '\\')
+      body[o++] = '\\', body[o++] = (char)ch;
+    else if (ch < 0x20)
+      o += (size_t)snprintf(body + o, sizeof(body) - o, "\\u%04x", ch);
+    else
+      body[o++] = (char)ch;
+  }
+  o += (size_t)snprintf(body + o, sizeof(body) - o, "\"}");
+  gs_http_respond(c, status, "application/json", NULL, body, o);
+}
+
+/* ---- socket events ---- */
+
+static bool in_reserve(struct gs_http_conn *c)
+{
+  const struct gs_http_limits *l = &c->srv->lim;
+  size_t limit = l->max_header + l->max_body + READ_CHUNK, cap;
+  char *p;
+  if (c->in_cap - c->in_len >= READ_CHUNK / 4 || c->in_cap >= limit)
+    return c->in_len < c->in_cap;
+  cap = c->in_cap ? c->in_cap * 2 : 8192;
+  if (cap > limit)
+    cap = limit;
+  if (!(p = realloc(c->in, cap)))
+    return c->in_len < c->in_cap;
+  c->in = p;
+  c->in_cap = cap;
+  return true;
+}
+
+static void on_readable(struct gs_http_conn *c)
+{
+  ssize_t n;
+  if (c->state == ST_LINGER) {
+    linger_read(c);
+    return;
+  }
+  if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
+    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+    return;
+  }
+  n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return;
+  if (n < 0) {
+    conn_close(c);
+    return;
+  }
+  if (n == 0) {
+    c->flags |= F_PEER_EOF;
+    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+  }
+  c->in_len += (size_t)n;
+  if (c->state != ST_HANDLER)
+    (void)process(c);
+}
+
+static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct gs_http_conn *c = data;
+  (void)fd;
+  if (mask & GS_LOOP_WRITABLE) {
+    if (!conn_flush(c))
+      return;
+    /* output drained: take pipelined requests again */
+    if (c->state == ST_HEAD && c->out_len == 0 && !process(c))
+      return;
+  }
+  if (mask & GS_LOOP_READABLE && gs_loop_mask(loop, fd) & GS_LOOP_READABLE)
+    on_readable(c);
+}
+
+static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct gs_http_server *s = data;
+  (void)mask;
+  for (;;) {
+    int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    struct gs_http_conn *c;
+    if (cfd < 0)
+      return; /* EAGAIN, or a transient error (EMFILE): the next event retries */
+    if (s->nconns >= s->lim.max_conns) {
+      close(cfd);
+      continue;
+    }
+    setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (!(c = conn_new(s, cfd))) {
+      close(cfd);
+      continue;
+    }
+    if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0)
+      conn_free(c);
+  }
+}
+
+/* ---- server ---- */
+
+int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+                       gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out)
+{
+  struct gs_http_server *s = calloc(1, sizeof(*s));
+  *out = NULL;
+  if (!s)
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating an HTTP server");
+  s->loop = loop;
+  if (l)
+    s->lim = *l;
+  else
+    gs_http_limits_default(&s->lim);
+  s->fn = fn;
+  s->ctx = ctx;
+  s->listen_fd = -1;
+  *out = s;
+  return 0;
+}
+
+int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)
+{
+  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE, on_accept, s);
+  if (rc == 0)
+    s->listen_fd = fd;
+  return rc;
+}
+
+void gs_http_server_free(struct gs_http_server *s)
+{
+  if (!s)
+    return;
+  while (s->conns)
+    conn_free(s->conns);
+  if (s->listen_fd >= 0)
+    gs_loop_close_fd(s->loop, s->listen_fd);
+  free(s);
+}
+
+unsigned gs_http_server_conns(const struct gs_http_server *s)
+{
+  return s->nconns;
+}
+
+/* ---- in-memory connections (internal.h) ---- */
+
+struct gs_http_conn *gs__http_conn_mem(struct gs_http_server *s)
+{
+  return conn_new(s, -1);
+}
+
+bool gs__http_conn_feed(struct gs_http_conn *c, const void *data, size_t len, bool eof)
+{
+  while (len || eof) {
+    size_t n;
+    if (!in_reserve(c))
+      return true; /* full: as on a socket, the rest waits */
+    n = len < c->in_cap - c->in_len ? len : c->in_cap - c->in_len;
+    memcpy(c->in + c->in_len, data, n);
+    c->in_len += n;
+    data = (const char *)data + n;
+    len -= n;
+    if (!len && eof)
+      c->flags |= F_PEER_EOF, eof = false;
+    if (c->state != ST_HANDLER && !process(c))
+      return false;
+  }
+  return true;
+}
+
+void gs__http_conn_free(struct gs_http_conn *c)
+{
+  conn_free(c);
+}
+
+size_t gs__http_conn_sent(const struct gs_http_conn *c)
+{
+  return c->sent;
+}

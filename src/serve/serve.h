@@ -1,0 +1,160 @@
+/* serve.h: the serve layer's whole interface: an epoll event loop with timers
+ * (gs_loop_), a small HTTP/1.1 server on it (gs_http_), and the emulated
+ * KServe v2 worker that stands in for Triton on emulated GPUs (gs_serve_).
+ * The load balancer and supervisor build on the same loop and HTTP parsing.
+ * Nothing here knows GPU geometry: callers pass a slice's SM count. */
+#ifndef GS_SERVE_H
+#define GS_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+/* ---- event loop (Redis ae shape, STYLE.md 8) ---- */
+
+#define GS_LOOP_READABLE 1u
+#define GS_LOOP_WRITABLE 2u
+/* A timer callback returns this to end the timer, or its next delay in µs. */
+#define GS_LOOP_TIMER_DONE (-1)
+
+struct gs_loop;
+/* mask: the GS_LOOP_* events that are ready and still wanted. */
+typedef void gs_loop_file_fn(struct gs_loop *loop, int fd, void *data, unsigned mask);
+typedef int64_t gs_loop_timer_fn(struct gs_loop *loop, uint64_t id, void *data);
+
+/* A loop for fds below setsize. On error NULL is stored and err filled. */
+int gs_loop_new(struct gs_err *err, int setsize, struct gs_loop **out);
+/* Closes fds still pending a deferred close; takes NULL. */
+void gs_loop_free(struct gs_loop *loop);
+/* Adds the events of mask to fd's interest; fn and data replace earlier ones. */
+int gs_loop_add(struct gs_err *err, struct gs_loop *loop, int fd, unsigned mask,
+                gs_loop_file_fn *fn, void *data);
+/* Removes the events of mask; with none left the fd leaves epoll. */
+void gs_loop_del(struct gs_loop *loop, int fd, unsigned mask);
+unsigned gs_loop_mask(const struct gs_loop *loop, int fd);
+/* Forgets fd and closes it at the end of this turn, so its number cannot be
+ * reused (and its stale events fired at a newcomer) while a turn dispatches. */
+void gs_loop_close_fd(struct gs_loop *loop, int fd);
+
+/* A timer firing delay_us from now; returns its id (> 0) or 0 on no memory.
+ * Timers due at the same moment fire in the order they were added. */
+uint64_t gs_loop_timer_add(struct gs_loop *loop, uint64_t delay_us, gs_loop_timer_fn *fn,
+                           void *data);
+/* Cancels a timer; 0 if it was pending, GS_E_NOT_FOUND if not. */
+int gs_loop_timer_del(struct gs_loop *loop, uint64_t id);
+size_t gs_loop_timer_count(const struct gs_loop *loop);
+
+/* Called before each wait for events (flush hook). */
+void gs_loop_set_before_sleep(struct gs_loop *loop, void (*fn)(struct gs_loop *, void *),
+                              void *data);
+/* One turn: waits at most timeout_ms (-1: until the next timer or event),
+ * dispatches events then due timers; returns the events processed or a
+ * negative code. */
+int gs_loop_run_once(struct gs_loop *loop, int timeout_ms);
+/* Turns until gs_loop_stop; 0 or a negative code. */
+int gs_loop_run(struct gs_loop *loop);
+void gs_loop_stop(struct gs_loop *loop);
+/* Monotonic clock in µs. */
+uint64_t gs_loop_now_us(void);
+
+/* ---- sockets ---- */
+
+int gs_serve_nonblock(struct gs_err *err, int fd);
+/* Listens on TCP "host:port" (":port" or "*:port" = every address, "[v6]:port";
+ * port 0 = ephemeral), non-blocking; stores the fd and the bound port. */
+int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd,
+                    unsigned *port);
+
+/* ---- HTTP/1.1 server ---- */
+
+#define GS_HTTP_MAX_HEADERS 64
+
+struct gs_http_header {
+  const char *name, *value;
+  size_t name_len, value_len;
+};
+
+/* A parsed request; pointers are valid only during the handler call. */
+struct gs_http_request {
+  const char *method, *path;
+  size_t method_len, path_len;
+  int minor_version;
+  struct gs_http_header headers[GS_HTTP_MAX_HEADERS];
+  size_t nheaders;
+  const char *body;
+  size_t body_len;
+  bool keep_alive;
+};
+
+struct gs_http_limits {
+  size_t max_header;        /* request line + headers, bytes: more is 431 */
+  size_t max_body;          /* decoded body, bytes: more is 413 */
+  unsigned read_timeout_ms; /* from a request's first byte to its last: slowloris */
+  unsigned idle_timeout_ms; /* keep-alive connection with nothing to read */
+  unsigned max_conns;       /* beyond it new connections are closed at once */
+};
+/* 16 KiB headers, 64 MiB bodies, 10 s to send a request, 60 s idle, 1024 connections. */
+void gs_http_limits_default(struct gs_http_limits *l);
+
+struct gs_http_server;
+struct gs_http_conn;
+/* Called once per complete request, in arrival order; the handler answers
+ * with gs_http_respond now or later (no other request of that connection is
+ * handled until it does: pipelined requests wait, answered in order). */
+typedef void gs_http_handler_fn(void *ctx, struct gs_http_conn *conn,
+                                const struct gs_http_request *req);
+
+int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+                       gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out);
+/* Serves connections accepted on a listening fd (the server closes it). */
+int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd);
+/* Closes every connection, answered or not; takes NULL. */
+void gs_http_server_free(struct gs_http_server *s);
+unsigned gs_http_server_conns(const struct gs_http_server *s);
+
+/* Answers the connection's current request with Content-Length framing.
+ * extra: preformatted header lines ("Name: value\r\n"...) or NULL. If the
+ * client went away meanwhile, the answer is dropped and the connection freed. */
+void gs_http_respond(struct gs_http_conn *conn, int status, const char *content_type,
+                     const char *extra, const void *body, size_t len);
+/* An error answer as KServe has it: {"error": "<msg>"}. */
+void gs_http_respond_error(struct gs_http_conn *conn, int status, const char *fmt, ...)
+    GS_PRINTF(3, 4);
+/* Case-insensitive header lookup; NULL when absent. */
+const struct gs_http_header *gs_http_header_find(const struct gs_http_request *req,
+                                                 const char *name);
+const char *gs_http_reason(int status);
+
+/* ---- emulated KServe v2 worker ---- */
+
+struct gs_serve_worker_config {
+  const char *const *models; /* names; NULL-terminated; NULL = every model */
+  unsigned sms;              /* SMs of the slice this worker models */
+  unsigned full_sms;         /* SMs of the whole GPU (the calibration point) */
+  const char *slice_name;    /* for metadata and logs: "1g.5gb", "full GPU", "14 SMs" */
+  unsigned share;            /* N workers time-slicing one GPU without MIG (1 = alone) */
+  bool instant;              /* answer at once, no modelled time (fuzzing) */
+};
+
+/* The names of every emulated model, NULL-terminated. */
+const char *const *gs_serve_model_names(void);
+/* Modelled compute time of one batch-1 request of a model, in µs. */
+int gs_serve_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
+                           unsigned share, uint64_t *us);
+
+struct gs_serve_worker;
+int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config *cfg,
+                        struct gs_serve_worker **out);
+void gs_serve_worker_free(struct gs_serve_worker *w);
+/* The HTTP handler of the worker (ctx = the worker); needs a loop for its
+ * compute timers, given by gs_serve_worker_attach. */
+void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
+void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
+                            const struct gs_http_request *req);
+/* Serves on listen_fd until SIGTERM or SIGINT; 0 or a negative code. */
+int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
+                        const struct gs_http_limits *limits);
+
+#endif
