@@ -1,7 +1,8 @@
 /* serve.h: the serve layer's whole interface: an epoll event loop with timers
  * (gs_loop_), a small HTTP/1.1 server on it (gs_http_), and the emulated
  * KServe v2 worker that stands in for Triton on emulated GPUs (gs_serve_).
- * The load balancer and supervisor build on the same loop and HTTP parsing.
+ * The worker supervisor (gs_super_) runs one process per slice on the same
+ * loop; the load balancer will build on it and on the HTTP parsing.
  * Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
@@ -156,5 +157,95 @@ void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
 /* Serves on listen_fd until SIGTERM or SIGINT; 0 or a negative code. */
 int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
                         const struct gs_http_limits *limits);
+
+/* ---- worker supervisor (docs/supervisor.md) ---- */
+
+/* A worker's life: STARTING (spawned, not yet answered ready) -> READY (its
+ * ready probe answered 200) -> UNREADY (was ready, then failed the probe
+ * unready_after times in a row; READY again on the next 200) ; any of them ->
+ * BACKOFF (the process exited; restarted when its delay ends) -> STARTING;
+ * STOPPED after gs_super_stop reaped it. */
+enum gs_super_state {
+  GS_SUPER_STARTING,
+  GS_SUPER_READY,
+  GS_SUPER_UNREADY,
+  GS_SUPER_BACKOFF,
+  GS_SUPER_STOPPED,
+};
+
+/* One worker to run: typically a MIG device (replicas: the same device
+ * several times, each with its own index). */
+struct gs_super_slot {
+  const char *uuid;    /* as the backend gives it: "MIG-xxxxxxxx-..." */
+  const char *profile; /* "1g.5gb" */
+  unsigned index;      /* the {index} placeholder */
+};
+
+struct gs_super;
+/* Called when worker w enters READY (ready = true) or leaves it (false: probe
+ * failures, exit, stop), so a load balancer adds or removes it at once. It may
+ * call gs_super_info and gs_super_stop, never gs_super_free. */
+typedef void gs_super_ready_fn(void *ctx, struct gs_super *s, size_t w, bool ready);
+
+struct gs_super_config {
+  const struct gs_super_slot *slots; /* worker w runs slots[w] */
+  size_t nslots;
+  /* The command, NULL-terminated, run without a shell (pass "sh", "-c", ...
+   * for one); {port} {grpc_port} {metrics_port} {uuid} {profile} {index}
+   * are replaced in every argument; other braces are left as they are. */
+  const char *const *argv;
+  const char *log_dir;        /* worker-<w>.log in it, appended; NULL: inherit stdout/stderr */
+  unsigned port_base;         /* worker w gets base+3w, +1, +2; 0: 18000 */
+  bool ephemeral_ports;       /* free ports picked at each start instead (see the race in docs) */
+  const char *ready_path;     /* NULL: "/v2/health/ready" */
+  unsigned probe_interval_ms; /* 0: 500 */
+  unsigned probe_timeout_ms;  /* one probe's connect+answer; 0: 1000 */
+  unsigned unready_after;     /* failed probes that make a READY worker UNREADY; 0: 3 */
+  unsigned backoff_min_ms;    /* first restart delay, doubled each crash; 0: 500 */
+  unsigned backoff_max_ms;    /* 0: 30000 */
+  unsigned backoff_reset_ms;  /* READY this long before an exit restarts the doubling; 0: 60000 */
+  unsigned grace_ms;          /* SIGTERM to SIGKILL on stop; 0: 10000 */
+  gs_super_ready_fn *on_ready; /* may be NULL */
+  void *ctx;
+};
+
+/* What the admin API and metrics show of one worker. */
+struct gs_super_info {
+  enum gs_super_state state;
+  int pid;                    /* 0 when no process runs */
+  unsigned port, grpc_port, metrics_port;
+  unsigned restarts;          /* starts after the first one */
+  int last_status;            /* wait status of the last exit (WIFEXITED...), -1: none */
+  int spawn_errno;            /* the last start's failure (e.g. ENOENT), 0: none */
+  uint64_t backoff_ms;        /* in BACKOFF: the delay of the pending restart */
+  uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_loop_now_us clock) */
+  uint64_t ready_since_us;    /* in READY: since when */
+};
+
+/* "starting", "ready", "unready", "backoff", "stopped". */
+const char *gs_super_state_name(enum gs_super_state st);
+/* Fills cfg's zero fields with their defaults (the values listed above). */
+void gs_super_config_defaults(struct gs_super_config *cfg);
+/* A supervisor on loop for cfg's slots; copies what cfg points to, so the
+ * caller may free it afterwards. Starts nothing (gs_super_start does). */
+int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super_config *cfg,
+                 struct gs_super **out);
+/* Blocks SIGCHLD in the calling thread (a multi-threaded program blocks it in
+ * every thread before creating them), watches it with a signalfd on the loop,
+ * and starts every worker. A worker that cannot be spawned (no such program)
+ * is not an error here: it goes to BACKOFF with spawn_errno set. Once only. */
+int gs_super_start(struct gs_err *err, struct gs_super *s);
+/* Drains: workers leave READY, each process group gets SIGTERM, and SIGKILL
+ * after grace_ms; nothing restarts. Asynchronous: turn the loop until
+ * gs_super_stopped. Calling it again does nothing. */
+void gs_super_stop(struct gs_super *s);
+/* True once every worker is STOPPED and reaped (also before any start). */
+bool gs_super_stopped(const struct gs_super *s);
+size_t gs_super_count(const struct gs_super *s);
+/* Worker w's state and counters; GS_E_NOT_FOUND for w out of range. */
+int gs_super_info(const struct gs_super *s, size_t w, struct gs_super_info *out);
+/* SIGKILLs and reaps (blocking) whatever still runs, leaves the loop and
+ * restores the signal mask gs_super_start changed; takes NULL. */
+void gs_super_free(struct gs_super *s);
 
 #endif

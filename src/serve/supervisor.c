@@ -1,0 +1,773 @@
+/* supervisor.c: the worker supervisor: one process per slot (MIG device or
+ * replica), pinned with CUDA_VISIBLE_DEVICES, in its own process group, its
+ * output in a log file; readiness by HTTP probes on the serve loop; exits seen
+ * through a SIGCHLD signalfd and restarted with exponential backoff; stop by
+ * SIGTERM then SIGKILL per group. It knows slots, not GPU geometry. */
+#include "serve/serve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define PROBE_REQ_SIZE 512
+#define PROBE_BUF_SIZE 64
+#define READY_PATH_MAX 256
+
+struct probe {
+  int fd;             /* -1: no probe in flight */
+  uint64_t timeout;   /* timer id of its deadline */
+  char req[PROBE_REQ_SIZE];
+  size_t reqlen, sent;
+  char buf[PROBE_BUF_SIZE];
+  size_t nbuf;
+};
+
+struct worker {
+  struct gs_super *s;
+  size_t w;
+  char *uuid, *profile;
+  unsigned index;
+  struct gs_super_info info;
+  uint64_t next_backoff_ms; /* delay of the next crash's restart */
+  uint64_t restart_timer, probe_timer;
+  unsigned fails;           /* consecutive failed probes */
+  struct probe probe;
+};
+
+struct gs_super {
+  struct gs_loop *loop;
+  struct gs_super_config cfg; /* pointers below are our own copies */
+  char **argv;
+  char *log_dir, *ready_path;
+  struct worker *workers;
+  size_t n;
+  int sigfd;                  /* SIGCHLD signalfd, -1 before start */
+  sigset_t old_mask;
+  bool started, stopping;
+  uint64_t kill_timer;        /* grace period's end during stop */
+};
+
+const char *gs_super_state_name(enum gs_super_state st)
+{
+  static const char *const names[] = {"starting", "ready", "unready", "backoff", "stopped"};
+  return (unsigned)st < GS_NITEMS(names) ? names[st] : "unknown";
+}
+
+static void set_default(unsigned *v, unsigned def)
+{
+  if (!*v)
+    *v = def;
+}
+
+void gs_super_config_defaults(struct gs_super_config *c)
+{
+  set_default(&c->port_base, 18000);
+  set_default(&c->probe_interval_ms, 500);
+  set_default(&c->probe_timeout_ms, 1000);
+  set_default(&c->unready_after, 3);
+  set_default(&c->backoff_min_ms, 500);
+  set_default(&c->backoff_max_ms, 30000);
+  set_default(&c->backoff_reset_ms, 60000);
+  set_default(&c->grace_ms, 10000);
+  if (!c->ready_path)
+    c->ready_path = "/v2/health/ready";
+}
+
+/* ---- construction ---- */
+
+static char *dup_or_null(const char *s, bool *nomem)
+{
+  char *d = s ? strdup(s) : NULL;
+  if (s && !d)
+    *nomem = true;
+  return d;
+}
+
+static int check_config(struct gs_err *err, const struct gs_super_config *c)
+{
+  if (!c->argv || !c->argv[0])
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor: no worker command given");
+  if (!c->slots || !c->nslots)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor: no slots to run workers on");
+  if (c->ready_path[0] != '/' || strlen(c->ready_path) >= READY_PATH_MAX ||
+      strpbrk(c->ready_path, " \r\n"))
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT,
+                      "ready path '%s': must start with '/', hold no spaces and be under %d bytes",
+                      c->ready_path, READY_PATH_MAX);
+  if (!c->ephemeral_ports && c->port_base + 3 * c->nslots > 65536)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT,
+                      "port base %u: %zu workers need 3 ports each, past 65535 (lower the base)",
+                      c->port_base, c->nslots);
+  for (size_t i = 0; i < c->nslots; i++)
+    if (!c->slots[i].uuid || !c->slots[i].profile)
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "slot %zu: missing UUID or profile", i);
+  return 0;
+}
+
+static bool copy_argv(struct gs_super *s, const char *const *argv)
+{
+  size_t n = 0;
+  while (argv[n])
+    n++;
+  if (!(s->argv = calloc(n + 1, sizeof(*s->argv))))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(s->argv[i] = strdup(argv[i])))
+      return false;
+  return true;
+}
+
+static bool init_workers(struct gs_super *s, const struct gs_super_slot *slots)
+{
+  bool nomem = false;
+  if (!(s->workers = calloc(s->n, sizeof(*s->workers))))
+    return false;
+  for (size_t i = 0; i < s->n; i++) {
+    struct worker *w = &s->workers[i];
+    w->s = s;
+    w->w = i;
+    w->uuid = dup_or_null(slots[i].uuid, &nomem);
+    w->profile = dup_or_null(slots[i].profile, &nomem);
+    w->index = slots[i].index;
+    w->info.state = GS_SUPER_STOPPED;
+    w->info.last_status = -1;
+    w->next_backoff_ms = s->cfg.backoff_min_ms;
+    w->probe.fd = -1;
+  }
+  return !nomem;
+}
+
+int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super_config *cfg,
+                 struct gs_super **out)
+{
+  struct gs_super *s;
+  struct gs_super_config c = *cfg;
+  bool nomem = false;
+  int rc;
+  *out = NULL;
+  gs_super_config_defaults(&c);
+  if ((rc = check_config(err, &c)) != 0)
+    return rc;
+  if (!(s = calloc(1, sizeof(*s))))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a supervisor");
+  s->loop = loop;
+  s->cfg = c;
+  s->n = c.nslots;
+  s->sigfd = -1;
+  s->log_dir = dup_or_null(c.log_dir, &nomem);
+  s->ready_path = dup_or_null(c.ready_path, &nomem);
+  if (nomem || !copy_argv(s, c.argv) || !init_workers(s, c.slots)) {
+    gs_super_free(s);
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a supervisor of %zu workers",
+                      c.nslots);
+  }
+  /* The copies replace the caller's pointers, which may die after this call. */
+  s->cfg.slots = NULL;
+  s->cfg.argv = NULL;
+  s->cfg.log_dir = s->log_dir;
+  s->cfg.ready_path = s->ready_path;
+  *out = s;
+  return 0;
+}
+
+/* ---- small helpers ---- */
+
+static void notify(struct worker *w, bool ready)
+{
+  if (w->s->cfg.on_ready)
+    w->s->cfg.on_ready(w->s->cfg.ctx, w->s, w->w, ready);
+}
+
+/* Moves to st, telling the caller when READY is entered or left. */
+static void set_state(struct worker *w, enum gs_super_state st)
+{
+  enum gs_super_state old = w->info.state;
+  w->info.state = st;
+  if (st == GS_SUPER_READY && old != GS_SUPER_READY) {
+    w->info.ready_since_us = gs_loop_now_us();
+    notify(w, true);
+  } else if (old == GS_SUPER_READY && st != GS_SUPER_READY) {
+    w->info.ready_since_us = 0;
+    notify(w, false);
+  }
+}
+
+static void cancel_timer(struct gs_super *s, uint64_t *id)
+{
+  if (*id)
+    gs_loop_timer_del(s->loop, *id);
+  *id = 0;
+}
+
+/* Appends a line to worker w's log (banners and exits), best effort. */
+static void log_line(const struct worker *w, const char *fmt, ...) GS_PRINTF(2, 3);
+static void log_line(const struct worker *w, const char *fmt, ...)
+{
+  char path[4096], stamp[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  va_list ap;
+  FILE *f;
+  if (!w->s->log_dir)
+    return;
+  snprintf(path, sizeof(path), "%s/worker-%zu.log", w->s->log_dir, w->w);
+  if (!(f = fopen(path, "ae")))
+    return;
+  strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+  fprintf(f, "==== gpuslice supervisor %s worker %zu: ", stamp, w->w);
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fclose(f);
+}
+
+/* ---- ports and the command line ---- */
+
+/* Free ports by binding 127.0.0.1:0. All three stay bound until chosen so they
+ * differ; once closed, another process may take one before the worker binds
+ * it: the worker then fails, exits, and its restart picks new ports. */
+static int pick_ephemeral(unsigned ports[3])
+{
+  int fds[3] = {-1, -1, -1}, rc = 0;
+  for (int i = 0; i < 3 && rc == 0; i++) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        getsockname(fds[i], (struct sockaddr *)&a, &al) < 0)
+      rc = errno ? errno : EIO;
+    else
+      ports[i] = ntohs(a.sin_port);
+  }
+  for (int i = 0; i < 3; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  return rc;
+}
+
+static int assign_ports(struct worker *w)
+{
+  if (w->s->cfg.ephemeral_ports) {
+    unsigned p[3];
+    int rc = pick_ephemeral(p);
+    if (rc)
+      return rc;
+    w->info.port = p[0];
+    w->info.grpc_port = p[1];
+    w->info.metrics_port = p[2];
+    return 0;
+  }
+  w->info.port = w->s->cfg.port_base + 3 * (unsigned)w->w;
+  w->info.grpc_port = w->info.port + 1;
+  w->info.metrics_port = w->info.port + 2;
+  return 0;
+}
+
+/* The value of placeholder name (len bytes, without braces) or NULL. */
+static const char *placeholder(const struct worker *w, const char *name, size_t len, char num[16])
+{
+  static const char *const keys[] = {"port", "grpc_port", "metrics_port", "index"};
+  const unsigned vals[] = {w->info.port, w->info.grpc_port, w->info.metrics_port, w->index};
+  for (size_t i = 0; i < GS_NITEMS(keys); i++)
+    if (strlen(keys[i]) == len && !memcmp(keys[i], name, len)) {
+      snprintf(num, 16, "%u", vals[i]);
+      return num;
+    }
+  if (len == 4 && !memcmp(name, "uuid", 4))
+    return w->uuid;
+  if (len == 7 && !memcmp(name, "profile", 7))
+    return w->profile;
+  return NULL;
+}
+
+/* One argument with its placeholders replaced; NULL on no memory. */
+static char *substitute(const struct worker *w, const char *arg)
+{
+  size_t cap = strlen(arg) + 1, len = 0;
+  char *out = malloc(cap), num[16];
+  while (out && *arg) {
+    const char *close = *arg == '{' ? strchr(arg, '}') : NULL;
+    const char *val = close ? placeholder(w, arg + 1, (size_t)(close - arg - 1), num) : NULL;
+    size_t vl = val ? strlen(val) : 1;
+    if (len + vl + 1 > cap) {
+      char *bigger = realloc(out, cap = 2 * (len + vl + 1));
+      if (!bigger)
+        free(out);
+      out = bigger;
+      if (!out)
+        break;
+    }
+    memcpy(out + len, val ? val : arg, vl);
+    len += vl;
+    arg = val ? close + 1 : arg + 1;
+  }
+  if (out)
+    out[len] = 0;
+  return out;
+}
+
+static void free_strv(char **v)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    free(v[i]);
+  free(v);
+}
+
+static char **build_argv(const struct worker *w)
+{
+  size_t n = 0;
+  char **v;
+  while (w->s->argv[n])
+    n++;
+  if (!(v = calloc(n + 1, sizeof(*v))))
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (!(v[i] = substitute(w, w->s->argv[i]))) {
+      free_strv(v);
+      return NULL;
+    }
+  return v;
+}
+
+/* The parent's environment without CUDA_VISIBLE_DEVICES, then ours. The
+ * backend's UUIDs already read "MIG-..."; a bare one gets the prefix. */
+static char **build_env(const struct worker *w)
+{
+  size_t n = 0, k = 0;
+  char **v;
+  const char *pre = strncmp(w->uuid, "MIG-", 4) ? "MIG-" : "";
+  while (environ[n])
+    n++;
+  if (!(v = calloc(n + 2, sizeof(*v))))
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) != 0 && !(v[k++] = strdup(environ[i])))
+      goto fail;
+  if (asprintf(&v[k], "CUDA_VISIBLE_DEVICES=%s%s", pre, w->uuid) < 0) {
+    v[k] = NULL;
+    goto fail;
+  }
+  return v;
+fail:
+  free_strv(v);
+  return NULL;
+}
+
+/* ---- spawning ---- */
+
+static int open_log(const struct worker *w)
+{
+  char path[4096];
+  if (!w->s->log_dir)
+    return -1;
+  snprintf(path, sizeof(path), "%s/worker-%zu.log", w->s->log_dir, w->w);
+  return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+/* Child setup without a fork of our own: posix_spawn puts it in its own
+ * process group, clears the SIGCHLD block and the signal dispositions we may
+ * have changed, and points stdin at /dev/null and stdout+stderr at the log. */
+static int spawn(char **argv, char **envp, int logfd, pid_t *pid)
+{
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_t fa;
+  sigset_t none, dfl;
+  int rc;
+  sigemptyset(&none);
+  sigemptyset(&dfl);
+  sigaddset(&dfl, SIGCHLD);
+  sigaddset(&dfl, SIGPIPE);
+  sigaddset(&dfl, SIGTERM);
+  sigaddset(&dfl, SIGINT);
+  sigaddset(&dfl, SIGHUP);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                    POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &dfl);
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (logfd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+    posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+  }
+  rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  return rc;
+}
+
+static int64_t on_probe_timer(struct gs_loop *loop, uint64_t id, void *data);
+static void enter_backoff(struct worker *w);
+
+/* Starts worker w's process: STARTING with probes armed, or BACKOFF if it
+ * could not be spawned (spawn_errno says why). */
+static void start_worker(struct worker *w)
+{
+  char **argv = NULL, **envp = NULL;
+  int logfd, rc;
+  pid_t pid = 0;
+  if (!(rc = assign_ports(w)) && (!(argv = build_argv(w)) || !(envp = build_env(w))))
+    rc = ENOMEM;
+  logfd = open_log(w);
+  if (!rc) {
+    log_line(w, "starting %s (uuid %s, profile %s, port %u)", argv[0], w->uuid, w->profile,
+             w->info.port);
+    rc = spawn(argv, envp, logfd, &pid);
+  }
+  if (logfd >= 0)
+    close(logfd);
+  free_strv(argv);
+  free_strv(envp);
+  w->info.spawn_errno = rc;
+  w->fails = 0;
+  if (rc) {
+    log_line(w, "cannot start: %s", strerror(rc));
+    enter_backoff(w);
+    return;
+  }
+  w->info.pid = pid;
+  set_state(w, GS_SUPER_STARTING);
+  w->probe_timer = gs_loop_timer_add(w->s->loop, w->s->cfg.probe_interval_ms * 1000ull,
+                                     on_probe_timer, w);
+}
+
+static int64_t on_restart(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct worker *w = data;
+  (void)loop;
+  (void)id;
+  w->restart_timer = 0;
+  w->info.restarts++;
+  start_worker(w);
+  return GS_LOOP_TIMER_DONE;
+}
+
+/* Schedules the restart: the delay doubles per exit up to the cap, and starts
+ * over at the minimum after a worker that had stayed ready long enough. */
+static void enter_backoff(struct worker *w)
+{
+  const struct gs_super_config *c = &w->s->cfg;
+  uint64_t now = gs_loop_now_us();
+  if (w->info.state == GS_SUPER_READY &&
+      now - w->info.ready_since_us >= c->backoff_reset_ms * 1000ull)
+    w->next_backoff_ms = c->backoff_min_ms;
+  w->info.backoff_ms = w->next_backoff_ms;
+  w->info.next_start_us = now + w->info.backoff_ms * 1000;
+  w->next_backoff_ms = w->next_backoff_ms * 2 > c->backoff_max_ms ? c->backoff_max_ms
+                                                                   : w->next_backoff_ms * 2;
+  w->restart_timer = gs_loop_timer_add(w->s->loop, w->info.backoff_ms * 1000, on_restart, w);
+  /* Last: the callback it may fire can call gs_super_stop, which cancels the
+   * timer just set and makes the worker STOPPED. */
+  set_state(w, GS_SUPER_BACKOFF);
+}
+
+/* ---- readiness probes: a tiny non-blocking HTTP/1.1 client ---- */
+
+static void probe_end(struct worker *w)
+{
+  if (w->probe.fd >= 0)
+    gs_loop_close_fd(w->s->loop, w->probe.fd);
+  w->probe.fd = -1;
+  cancel_timer(w->s, &w->probe.timeout);
+}
+
+static void probe_result(struct worker *w, bool ok)
+{
+  probe_end(w);
+  if (ok) {
+    w->fails = 0;
+    set_state(w, GS_SUPER_READY);
+  } else if (w->info.state != GS_SUPER_STARTING && ++w->fails >= w->s->cfg.unready_after) {
+    set_state(w, GS_SUPER_UNREADY);
+  }
+}
+
+/* True once the status line is complete; ok = it says 200. */
+static bool status_line(const struct probe *p, bool *ok)
+{
+  const char *eol = memchr(p->buf, '\n', p->nbuf);
+  if (!eol)
+    return false;
+  *ok = p->nbuf > 12 && !memcmp(p->buf, "HTTP/1.", 7) && !memcmp(p->buf + 8, " 200", 4) &&
+        (p->buf[12] == ' ' || p->buf[12] == '\r');
+  return true;
+}
+
+static void probe_read(struct worker *w)
+{
+  struct probe *p = &w->probe;
+  bool ok = false;
+  ssize_t n = read(p->fd, p->buf + p->nbuf, sizeof(p->buf) - 1 - p->nbuf);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n > 0)
+    p->nbuf += (size_t)n;
+  if (status_line(p, &ok) || n <= 0 || p->nbuf == sizeof(p->buf) - 1)
+    probe_result(w, ok);
+}
+
+static void on_probe_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+
+static void probe_write(struct worker *w)
+{
+  struct probe *p = &w->probe;
+  int soerr = 0;
+  socklen_t sl = sizeof(soerr);
+  ssize_t n;
+  if (!p->sent && (getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr)) {
+    probe_result(w, false); /* connection refused: not listening yet */
+    return;
+  }
+  n = send(p->fd, p->req + p->sent, p->reqlen - p->sent, MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n < 0) {
+    probe_result(w, false);
+    return;
+  }
+  if ((p->sent += (size_t)n) == p->reqlen) {
+    gs_loop_del(w->s->loop, p->fd, GS_LOOP_WRITABLE);
+    if (gs_loop_add(NULL, w->s->loop, p->fd, GS_LOOP_READABLE, on_probe_io, w) != 0)
+      probe_result(w, false);
+  }
+}
+
+static void on_probe_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct worker *w = data;
+  (void)loop;
+  if (fd != w->probe.fd)
+    return;
+  if (mask & GS_LOOP_WRITABLE && w->probe.sent < w->probe.reqlen)
+    probe_write(w);
+  else if (mask & GS_LOOP_READABLE)
+    probe_read(w);
+}
+
+static int64_t on_probe_timeout(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct worker *w = data;
+  (void)loop;
+  (void)id;
+  w->probe.timeout = 0;
+  probe_result(w, false);
+  return GS_LOOP_TIMER_DONE;
+}
+
+static void probe_start(struct worker *w)
+{
+  struct probe *p = &w->probe;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)w->info.port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    probe_result(w, false);
+    return;
+  }
+  p->fd = fd;
+  p->sent = p->nbuf = 0;
+  p->reqlen = (size_t)snprintf(p->req, sizeof(p->req),
+                               "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n\r\n",
+                               w->s->ready_path, w->info.port);
+  if ((connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) ||
+      gs_loop_add(NULL, w->s->loop, fd, GS_LOOP_WRITABLE, on_probe_io, w) != 0 ||
+      !(p->timeout = gs_loop_timer_add(w->s->loop, w->s->cfg.probe_timeout_ms * 1000ull,
+                                       on_probe_timeout, w))) {
+    probe_result(w, false);
+    return;
+  }
+}
+
+/* Every probe interval, one probe unless the last one is still running. */
+static int64_t on_probe_timer(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct worker *w = data;
+  (void)loop;
+  (void)id;
+  if (w->probe.fd < 0)
+    probe_start(w);
+  return (int64_t)w->s->cfg.probe_interval_ms * 1000;
+}
+
+/* ---- exits ---- */
+
+static bool all_stopped(const struct gs_super *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (s->workers[i].info.state != GS_SUPER_STOPPED)
+      return false;
+  return true;
+}
+
+/* Worker w's process exited with status. Its group is killed too, so a
+ * grandchild it left cannot keep its port or GPU; then restart or stop. */
+static void worker_exited(struct worker *w, int status)
+{
+  struct gs_super *s = w->s;
+  kill(-w->info.pid, SIGKILL);
+  w->info.last_status = status;
+  log_line(w, "pid %d %s %d", w->info.pid, WIFSIGNALED(status) ? "killed by signal" : "exited",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  w->info.pid = 0;
+  cancel_timer(s, &w->probe_timer);
+  probe_end(w);
+  if (!s->stopping) {
+    enter_backoff(w);
+    return;
+  }
+  set_state(w, GS_SUPER_STOPPED);
+  if (all_stopped(s))
+    cancel_timer(s, &s->kill_timer);
+}
+
+/* Reaps our own children only (never waitpid(-1)), so other children of the
+ * process keep their statuses for their owners. */
+static void reap(struct gs_super *s)
+{
+  for (size_t i = 0; i < s->n; i++) {
+    struct worker *w = &s->workers[i];
+    int status;
+    if (w->info.pid > 0 && waitpid(w->info.pid, &status, WNOHANG) == w->info.pid)
+      worker_exited(w, status);
+  }
+}
+
+static void on_sigchld(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct signalfd_siginfo si[8];
+  (void)loop;
+  (void)mask;
+  /* Signals coalesce: the reads only drain, reap checks every worker. */
+  while (read(fd, si, sizeof(si)) > 0)
+    ;
+  reap(data);
+}
+
+int gs_super_start(struct gs_err *err, struct gs_super *s)
+{
+  sigset_t chld;
+  int rc;
+  if (s->started || s->stopping)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor already started or stopped");
+  if (s->log_dir && mkdir(s->log_dir, 0755) < 0 && errno != EEXIST)
+    return gs_err_set(err, GS_E_IO, "log directory %s: %s (create it or pick another)",
+                      s->log_dir, strerror(errno));
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &s->old_mask);
+  s->started = true;
+  if ((s->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+    return gs_err_set(err, GS_E_IO, "signalfd for SIGCHLD: %s", strerror(errno));
+  if ((rc = gs_loop_add(err, s->loop, s->sigfd, GS_LOOP_READABLE, on_sigchld, s)) != 0)
+    return rc;
+  for (size_t i = 0; i < s->n; i++)
+    start_worker(&s->workers[i]);
+  return 0;
+}
+
+/* ---- stop ---- */
+
+static void kill_groups(struct gs_super *s, int sig)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (s->workers[i].info.pid > 0)
+      kill(-s->workers[i].info.pid, sig);
+}
+
+static int64_t on_grace_over(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct gs_super *s = data;
+  (void)loop;
+  (void)id;
+  s->kill_timer = 0;
+  kill_groups(s, SIGKILL);
+  return GS_LOOP_TIMER_DONE;
+}
+
+void gs_super_stop(struct gs_super *s)
+{
+  if (s->stopping)
+    return;
+  s->stopping = true;
+  for (size_t i = 0; i < s->n; i++) {
+    struct worker *w = &s->workers[i];
+    cancel_timer(s, &w->restart_timer);
+    cancel_timer(s, &w->probe_timer);
+    probe_end(w);
+    /* Running workers leave the pool now and are STOPPED once reaped. */
+    if (w->info.pid <= 0)
+      set_state(w, GS_SUPER_STOPPED);
+    else if (w->info.state == GS_SUPER_READY)
+      set_state(w, GS_SUPER_UNREADY);
+  }
+  kill_groups(s, SIGTERM);
+  if (!all_stopped(s))
+    s->kill_timer = gs_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_grace_over, s);
+}
+
+bool gs_super_stopped(const struct gs_super *s)
+{
+  return all_stopped(s);
+}
+
+size_t gs_super_count(const struct gs_super *s)
+{
+  return s->n;
+}
+
+int gs_super_info(const struct gs_super *s, size_t w, struct gs_super_info *out)
+{
+  if (w >= s->n)
+    return GS_E_NOT_FOUND;
+  *out = s->workers[w].info;
+  return 0;
+}
+
+/* ---- teardown ---- */
+
+static void free_worker(struct gs_super *s, struct worker *w)
+{
+  if (w->info.pid > 0) {
+    kill(-w->info.pid, SIGKILL);
+    waitpid(w->info.pid, NULL, 0);
+  }
+  cancel_timer(s, &w->restart_timer);
+  cancel_timer(s, &w->probe_timer);
+  probe_end(w);
+  free(w->uuid);
+  free(w->profile);
+}
+
+void gs_super_free(struct gs_super *s)
+{
+  if (!s)
+    return;
+  for (size_t i = 0; s->workers && i < s->n; i++)
+    free_worker(s, &s->workers[i]);
+  cancel_timer(s, &s->kill_timer);
+  if (s->sigfd >= 0)
+    gs_loop_close_fd(s->loop, s->sigfd);
+  if (s->started)
+    sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+  free_strv(s->argv);
+  free(s->workers);
+  free(s->log_dir);
+  free(s->ready_path);
+  free(s);
+}
