@@ -18,34 +18,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-/* picohttpparser as libh2o exports it (Debian ships no header for it). Our
- * declarations of its documented API: phr_parse_request returns the head's
- * length, -1 when malformed, -2 when incomplete; phr_decode_chunked decodes
- * in place and returns -2 (more needed), -1 (malformed) or the count of
- * bytes left after the body, which it moves to just after the decoded data. */
-struct phr_header {
-  const char *name;
-  size_t name_len;
-  const char *value;
-  size_t value_len;
-};
-int phr_parse_request(const char *buf, size_t len, const char **method, size_t *method_len,
-                      const char **path, size_t *path_len, int *minor_version,
-                      struct phr_header *headers, size_t *num_headers, size_t last_len);
-struct phr_chunked_decoder {
-  size_t bytes_left_in_chunk;
-  char consume_trailer;
-  char hex_count_, state_;
-};
-ssize_t phr_decode_chunked(struct phr_chunked_decoder *decoder, char *buf, size_t *bufsz);
-
-/* Newer picohttpparser releases append fields to the decoder; the padding
- * keeps a library newer than our declaration inside our memory. */
-union chunk_decoder {
-  struct phr_chunked_decoder d;
-  char pad[128];
-};
-
 #define OUT_HIGH_WATER (4u << 20) /* stop taking pipelined requests above this */
 #define READ_CHUNK 65536u
 #define LINGER_MS 2000u /* at most this long discarding a closing peer's input */
@@ -115,6 +87,7 @@ const char *gs_http_reason(int status)
   case 413: return "Payload Too Large";
   case 431: return "Request Header Fields Too Large";
   case 500: return "Internal Server Error";
+  case 502: return "Bad Gateway";
   case 501: return "Not Implemented";
   case 503: return "Service Unavailable";
   case 504: return "Gateway Timeout";

@@ -2,7 +2,8 @@
  * (gs_loop_), a small HTTP/1.1 server on it (gs_http_), and the emulated
  * KServe v2 worker that stands in for Triton on emulated GPUs (gs_serve_).
  * The worker supervisor (gs_super_) runs one process per slice on the same
- * loop; the load balancer will build on it and on the HTTP parsing.
+ * loop; the load balancer (gs_proxy_) sits on the HTTP server and feeds
+ * requests to the workers the supervisor reports ready.
  * Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
@@ -247,5 +248,47 @@ int gs_super_info(const struct gs_super *s, size_t w, struct gs_super_info *out)
 /* SIGKILLs and reaps (blocking) whatever still runs, leaves the loop and
  * restores the signal mask gs_super_start changed; takes NULL. */
 void gs_super_free(struct gs_super *s);
+
+/* ---- load balancer (docs/proxy.md) ---- */
+
+/* Which ready worker takes a request: the less loaded of two picked at random
+ * (power of two choices, the default), or each in turn. */
+enum gs_proxy_policy { GS_PROXY_P2C, GS_PROXY_RR };
+
+struct gs_proxy_config {
+  size_t nworkers;            /* worker ids 0..nworkers-1, none in the pool at first */
+  enum gs_proxy_policy policy;
+  unsigned max_inflight;      /* requests at once per worker; 0: 64 */
+  unsigned worker_timeout_ms; /* from sending to the last response byte, else 504; 0: 30000 */
+  unsigned eject_after;       /* consecutive failures that eject a worker; 0: 3 */
+  unsigned eject_ms;          /* an ejected worker's time out of the pool; 0: 10000 */
+  unsigned idle_pool;         /* kept-alive idle connections per worker; 0: 8 */
+  struct gs_http_limits limits; /* client side; all zero: gs_http_limits_default */
+  /* Where /metrics reads worker restarts; NULL: none reported. */
+  const struct gs_super *super;
+  /* Called when passive ejection takes worker w out (true) or a timer lets
+   * it back (false); may be NULL. */
+  void (*on_eject)(void *ctx, size_t w, bool ejected);
+  void *ctx;
+};
+
+struct gs_proxy;
+/* A load balancer on loop; serves once given a listening fd. */
+int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+                 struct gs_proxy **out);
+/* Accepts clients on a listening fd (the proxy closes it). */
+int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd);
+/* Worker w (on 127.0.0.1:port) joins the pool (ready) or leaves it at once
+ * (requests already sent to it finish or time out; its idle connections
+ * close). Joining also ends an ejection. Out-of-range w is ignored. */
+void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready);
+/* True when w is in the pool and not ejected. */
+bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w);
+/* Stops accepting new connections (drain); requests under way go on. */
+void gs_proxy_drain(struct gs_proxy *p);
+/* Requests accepted and not yet answered. */
+size_t gs_proxy_inflight(const struct gs_proxy *p);
+/* Closes every connection; unanswered clients just see theirs close. Takes NULL. */
+void gs_proxy_free(struct gs_proxy *p);
 
 #endif

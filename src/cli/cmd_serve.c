@@ -1,0 +1,270 @@
+/* cmd_serve.c: `gpuslice serve`: one worker per MIG device of the selected
+ * GPUs (the supervisor) behind the load balancer (the proxy), both on one
+ * event loop; SIGTERM or SIGINT drains (stop accepting, finish what is under
+ * way within a bound, stop the workers) and exits 0. Argument parsing and
+ * printing only: the work is the serve layer's. */
+#include "cli/cli.h"
+#include "serve/serve.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#define LOOP_FDS 65536
+
+struct serve_opts {
+  const char *listen, *log_dir;
+  unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base;
+  bool ephemeral;
+  enum gs_proxy_policy policy;
+};
+
+struct serve_run {
+  struct gs_loop *loop;
+  struct gs_proxy *proxy;
+  struct gs_super *super;
+  const struct gs_super_slot *slots;
+  uint64_t drain_ms, drain_until;
+  bool draining;
+};
+
+enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
+       O_EPHEMERAL };
+
+static int number(const char *v, const char *name, unsigned *out)
+{
+  char *end;
+  unsigned long n = strtoul(v, &end, 10);
+  if (!*v || *end || n > 100000000ul)
+    return cli_usage("%s %s: expected a number", name, v);
+  *out = (unsigned)n;
+  return 0;
+}
+
+static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  struct serve_opts *o = arg;
+  (void)c;
+  switch (ch) {
+  case O_LISTEN: o->listen = value; return 0;
+  case O_LOG_DIR: o->log_dir = value; return 0;
+  case O_REPLICAS: return number(value, "--replicas", &o->replicas);
+  case O_TIMEOUT: return number(value, "--worker-timeout", &o->worker_timeout_ms);
+  case O_INFLIGHT: return number(value, "--max-inflight", &o->max_inflight);
+  case O_DRAIN: return number(value, "--drain-timeout", &o->drain_ms);
+  case O_PORTS: return number(value, "--port-base", &o->port_base);
+  case O_EPHEMERAL: o->ephemeral = true; return 0;
+  case O_POLICY:
+    if (strcmp(value, "p2c") == 0)
+      o->policy = GS_PROXY_P2C;
+    else if (strcmp(value, "rr") == 0)
+      o->policy = GS_PROXY_RR;
+    else
+      return cli_usage("--policy %s: expected p2c (power of two choices) or rr (round-robin)",
+                       value);
+    return 0;
+  default: return cli_usage("unexpected option");
+  }
+}
+
+static const struct option serve_extra[] = {
+    {"listen", required_argument, NULL, O_LISTEN},
+    {"replicas", required_argument, NULL, O_REPLICAS},
+    {"policy", required_argument, NULL, O_POLICY},
+    {"log-dir", required_argument, NULL, O_LOG_DIR},
+    {"worker-timeout", required_argument, NULL, O_TIMEOUT},
+    {"max-inflight", required_argument, NULL, O_INFLIGHT},
+    {"drain-timeout", required_argument, NULL, O_DRAIN},
+    {"port-base", required_argument, NULL, O_PORTS},
+    {"ephemeral-ports", no_argument, NULL, O_EPHEMERAL},
+    {0},
+};
+
+/* One slot per MIG device (times replicas) of the selected GPUs; the
+ * strings live in devs, which the caller keeps. Returns the count or -exit. */
+static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device *devs,
+                         struct gs_super_slot *slots)
+{
+  unsigned gpus[GS_BACKEND_MAX_GPUS], total = 0, ns = 0;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  int n, rc;
+  if ((n = cli_select_gpus(c, gpus)) < 0)
+    return n;
+  if ((rc = cli_backend(c, &b)) != 0)
+    return -rc;
+  for (int i = 0; i < n; i++) {
+    unsigned nd = 0;
+    if (total + GS_BACKEND_MAX_MIG_DEVICES > GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES ||
+        b->ops->mig_devices(b, &err, gpus[i], devs + total, &nd) != 0)
+      return -cli_fail(&err);
+    total += nd;
+  }
+  if (!total) {
+    fprintf(stderr, "gpuslice: serve: the selected GPUs have no MIG devices to run workers on; "
+                    "partition them first with `gpuslice apply` or `gpuslice gi create -C`\n");
+    return -GS_EXIT_FAILED;
+  }
+  for (unsigned k = 0; k < total; k++)
+    for (unsigned r = 0; r < replicas; r++, ns++)
+      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, ns};
+  return (int)ns;
+}
+
+static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
+{
+  struct serve_run *run = ctx;
+  struct gs_super_info info;
+  if (gs_super_info(s, w, &info) != 0)
+    return;
+  gs_proxy_worker_set(run->proxy, w, info.port, ready);
+  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, run->slots[w].profile,
+         run->slots[w].uuid, info.port, ready ? "joined" : "left",
+         gs_super_state_name(info.state));
+  fflush(stdout);
+}
+
+static void on_eject(void *ctx, size_t w, bool ejected)
+{
+  (void)ctx;
+  printf("worker %zu %s\n", w,
+         ejected ? "ejected from the pool after consecutive failures"
+                 : "back in the pool after its ejection");
+  fflush(stdout);
+}
+
+/* Drain: once nothing is under way (or the bound passed), stop the workers,
+ * then the loop once they are reaped. */
+static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct serve_run *run = data;
+  (void)id;
+  if (gs_proxy_inflight(run->proxy) && gs_loop_now_us() < run->drain_until)
+    return 20000;
+  gs_super_stop(run->super);
+  if (!gs_super_stopped(run->super))
+    return 20000;
+  gs_loop_stop(loop);
+  return GS_LOOP_TIMER_DONE;
+}
+
+static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct serve_run *run = data;
+  struct signalfd_siginfo si;
+  (void)mask;
+  if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si) || run->draining)
+    return;
+  run->draining = true;
+  run->drain_until = gs_loop_now_us() + run->drain_ms * 1000;
+  fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
+          strsignal((int)si.ssi_signo), gs_proxy_inflight(run->proxy));
+  gs_proxy_drain(run->proxy);
+  gs_loop_timer_add(loop, 0, on_drain_tick, run);
+}
+
+static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, size_t nslots,
+                      struct serve_run *run, struct gs_err *err)
+{
+  struct gs_proxy_config pc = {.nworkers = nslots, .policy = o->policy,
+                               .max_inflight = o->max_inflight,
+                               .worker_timeout_ms = o->worker_timeout_ms, .on_eject = on_eject};
+  struct gs_super_config scfg = *sc;
+  sigset_t sigs, old;
+  int sfd = -1, lfd = -1, rc;
+  unsigned port = 0;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  sigprocmask(SIG_BLOCK, &sigs, &old);
+  scfg.ctx = run;
+  if ((rc = gs_loop_new(err, LOOP_FDS, &run->loop)) != 0 ||
+      (rc = gs_super_new(err, run->loop, &scfg, &run->super)) != 0)
+    goto out;
+  pc.super = run->super;
+  if ((rc = gs_proxy_new(err, run->loop, &pc, &run->proxy)) != 0 ||
+      (rc = gs_serve_listen(err, o->listen, 4096, &lfd, &port)) != 0 ||
+      (rc = gs_proxy_listen_fd(err, run->proxy, lfd)) != 0)
+    goto out;
+  lfd = -1; /* the proxy's now */
+  if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+    rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM and SIGINT");
+    goto out;
+  }
+  if ((rc = gs_loop_add(err, run->loop, sfd, GS_LOOP_READABLE, on_signal, run)) != 0 ||
+      (rc = gs_super_start(err, run->super)) != 0)
+    goto out;
+  printf("listening on %.*s:%u, %zu workers starting\n", (int)(strrchr(o->listen, ':') - o->listen),
+         o->listen, port, nslots);
+  fflush(stdout);
+  rc = gs_loop_run(run->loop);
+  if (rc == 0)
+    fprintf(stderr, "gpuslice serve: stopped\n");
+out:
+  if (lfd >= 0)
+    close(lfd);
+  /* The supervisor first: freeing it may still report workers leaving. */
+  gs_super_free(run->super);
+  gs_proxy_free(run->proxy);
+  if (sfd >= 0)
+    gs_loop_close_fd(run->loop, sfd);
+  gs_loop_free(run->loop);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
+
+static int run_serve(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice serve [--listen HOST:PORT] [--replicas N] [--policy p2c|rr] [--log-dir DIR]\n"
+      "    [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
+      "    [--port-base N | --ephemeral-ports] [-i GPUS] -- COMMAND ARGS...\n"
+      "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
+  struct serve_opts o = {.listen = "127.0.0.1:8000", .replicas = 1, .drain_ms = 10000};
+  struct gs_super_config sc = {0};
+  struct serve_run run = {0};
+  struct gs_mig_device *devs = NULL;
+  struct gs_super_slot *slots = NULL;
+  struct gs_err err = {0};
+  int first, n, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, &o)) <= 0)
+    return -first;
+  if (first >= argc || strcmp(argv[first - 1], "--") != 0)
+    return cli_usage("give the worker command after `--`; usage: %s", usage);
+  if (!o.replicas || o.replicas > 64)
+    return cli_usage("--replicas %u: expected 1 to 64", o.replicas);
+  devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
+  slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
+                 sizeof(*slots));
+  if (!devs || !slots) {
+    free(devs);
+    free(slots);
+    return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
+  }
+  if ((n = collect_slots(c, o.replicas, devs, slots)) < 0) {
+    free(devs);
+    free(slots);
+    return -n;
+  }
+  sc.slots = slots;
+  sc.nslots = (size_t)n;
+  sc.argv = (const char *const *)(argv + first);
+  sc.log_dir = o.log_dir;
+  sc.port_base = o.port_base;
+  sc.ephemeral_ports = o.ephemeral;
+  sc.on_ready = on_ready;
+  run.slots = slots;
+  run.drain_ms = o.drain_ms;
+  rc = serve_loop(&o, &sc, (size_t)n, &run, &err);
+  free(devs);
+  free(slots);
+  return rc ? cli_fail(&err) : GS_EXIT_OK;
+}
+
+const struct cli_verb cli_verbs_serve[] = {
+    {NULL, "serve", run_serve, "one worker per MIG device behind a load balancer"},
+    {0},
+};

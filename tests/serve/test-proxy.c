@@ -1,0 +1,276 @@
+/* test-proxy.c: the load balancer over loopback, in one process and one
+ * loop: a request forwarded to an emulated worker (JSON infer, chunked
+ * request body, /metrics), 503 with no worker ready, 504 from a worker that
+ * accepts and never answers and its ejection, the retry on another worker
+ * when one refuses connections, and leaving the pool at once. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+
+struct env {
+  struct gs_loop *loop;
+  struct gs_proxy *proxy;
+  unsigned port;
+  struct gs_serve_worker *worker;
+  struct gs_http_server *wsrv;
+  unsigned wport;
+};
+
+static void env_init(struct env *e, const struct gs_proxy_config *cfg)
+{
+  struct gs_err err = {0};
+  int fd;
+  memset(e, 0, sizeof(*e));
+  assert_int_equal(gs_loop_new(&err, 1024, &e->loop), 0);
+  assert_int_equal(gs_proxy_new(&err, e->loop, cfg, &e->proxy), 0);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->port), 0);
+  assert_int_equal(gs_proxy_listen_fd(&err, e->proxy, fd), 0);
+}
+
+/* An emulated worker answering at once, on the same loop. */
+static void env_worker(struct env *e)
+{
+  struct gs_serve_worker_config wc = {.sms = 14, .full_sms = 108, .slice_name = "1g.5gb",
+                                      .share = 1, .instant = true};
+  struct gs_err err = {0};
+  int fd;
+  assert_int_equal(gs_serve_worker_new(&err, &wc, &e->worker), 0);
+  gs_serve_worker_attach(e->worker, e->loop);
+  assert_int_equal(gs_http_server_new(&err, e->loop, NULL, gs_serve_worker_handle, e->worker,
+                                      &e->wsrv), 0);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->wport), 0);
+  assert_int_equal(gs_http_server_listen_fd(&err, e->wsrv, fd), 0);
+}
+
+static void env_free(struct env *e)
+{
+  gs_proxy_free(e->proxy);
+  gs_http_server_free(e->wsrv);
+  gs_serve_worker_free(e->worker);
+  gs_loop_free(e->loop);
+}
+
+/* A port nothing listens on: bound, then closed. */
+static unsigned dead_port(void)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof(a);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+/* Sends one request to the proxy and turns the loop until the whole answer
+ * (Content-Length framed) is back; returns it NUL-terminated, or NULL. */
+static char *roundtrip(struct env *e, const char *req, size_t reqlen)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)e->port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  size_t cap = 1 << 20, len = 0;
+  char *buf = malloc(cap);
+  uint64_t deadline = gs_loop_now_us() + 5000000;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  assert_non_null(buf);
+  assert_true(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EINPROGRESS);
+  gs_loop_run_once(e->loop, 10); /* the listener takes the connection */
+  assert_int_equal(send(fd, req, reqlen, MSG_NOSIGNAL), (ssize_t)reqlen);
+  while (gs_loop_now_us() < deadline) {
+    ssize_t n;
+    const char *end, *cl;
+    gs_loop_run_once(e->loop, 10);
+    n = recv(fd, buf + len, cap - len - 1, 0);
+    if (n == 0)
+      break;
+    if (n < 0)
+      continue;
+    len += (size_t)n;
+    buf[len] = 0;
+    if ((end = strstr(buf, "\r\n\r\n")) && (cl = strstr(buf, "Content-Length: ")) &&
+        len >= (size_t)(end + 4 - buf) + strtoul(cl + 16, NULL, 10))
+      break;
+  }
+  close(fd);
+  buf[len] = 0;
+  return buf;
+}
+
+static char *get(struct env *e, const char *path)
+{
+  char req[512];
+  int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                   path);
+  return roundtrip(e, req, (size_t)n);
+}
+
+static void expect_status(char *resp, const char *status)
+{
+  if (strncmp(resp, status, strlen(status)) != 0)
+    fail_msg("expected '%s', got '%.200s'", status, resp);
+  free(resp);
+}
+
+/* A BERT-large infer body (three [1,384] INT32 inputs) in JSON. */
+static char *bert_infer(void)
+{
+  static const char *const names[] = {"input_ids", "attention_mask", "token_type_ids"};
+  char *s = malloc(8192);
+  size_t o = 0;
+  assert_non_null(s);
+  o += (size_t)sprintf(s + o, "{\"inputs\":[");
+  for (int k = 0; k < 3; k++) {
+    o += (size_t)sprintf(s + o, "%s{\"name\":\"%s\",\"datatype\":\"INT32\",\"shape\":[1,384],"
+                         "\"data\":[", k ? "," : "", names[k]);
+    for (int i = 0; i < 384; i++)
+      o += (size_t)sprintf(s + o, "%s1", i ? "," : "");
+    o += (size_t)sprintf(s + o, "]}");
+  }
+  sprintf(s + o, "]}");
+  return s;
+}
+
+static void test_forward(void **state)
+{
+  char *infer = bert_infer();
+  struct gs_proxy_config cfg = {.nworkers = 1};
+  struct env e;
+  char req[16384], *resp;
+  int n;
+  (void)state;
+  env_init(&e, &cfg);
+  env_worker(&e);
+  gs_proxy_worker_set(e.proxy, 0, e.wport, true);
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  n = snprintf(req, sizeof(req),
+               "POST /v2/models/bert-large/infer HTTP/1.1\r\nHost: x\r\nContent-Type: "
+               "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+               strlen(infer), infer);
+  resp = roundtrip(&e, req, (size_t)n);
+  assert_non_null(strstr(resp, "\"outputs\""));
+  expect_status(resp, "HTTP/1.1 200");
+  /* A chunked request body reaches the worker re-framed by length. */
+  n = snprintf(req, sizeof(req),
+               "POST /v2/models/bert-large/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+               "chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n",
+               strlen(infer), infer);
+  resp = roundtrip(&e, req, (size_t)n);
+  assert_non_null(strstr(resp, "\"outputs\""));
+  expect_status(resp, "HTTP/1.1 200");
+  /* The worker's own 404, passed through. */
+  expect_status(get(&e, "/v2/models/no-such-model"), "HTTP/1.1 404");
+  resp = get(&e, "/metrics");
+  assert_non_null(strstr(resp, "gpuslice_proxy_requests_total 4\n"));
+  assert_non_null(strstr(resp, "gpuslice_worker_up{worker=\"0\"} 1\n"));
+  expect_status(resp, "HTTP/1.1 200");
+  free(infer);
+  env_free(&e);
+}
+
+static void test_no_worker_503(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 2};
+  struct env e;
+  char *resp;
+  (void)state;
+  env_init(&e, &cfg);
+  resp = get(&e, "/v2/health/ready");
+  assert_non_null(strstr(resp, "{\"error\":\"no worker is ready"));
+  expect_status(resp, "HTTP/1.1 503");
+  /* Ready, then gone: it leaves the pool at once. */
+  env_worker(&e);
+  gs_proxy_worker_set(e.proxy, 1, e.wport, true);
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  gs_proxy_worker_set(e.proxy, 1, e.wport, false);
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 503");
+  env_free(&e);
+}
+
+/* A worker whose socket accepts (the kernel's backlog) and never answers. */
+static void test_hung_worker_504_then_ejected(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1, .worker_timeout_ms = 200, .eject_after = 2,
+                                .eject_ms = 60000};
+  struct gs_err err = {0};
+  struct env e;
+  unsigned hport;
+  int hfd;
+  char *resp;
+  (void)state;
+  env_init(&e, &cfg);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &hfd, &hport), 0);
+  gs_proxy_worker_set(e.proxy, 0, hport, true);
+  resp = get(&e, "/v2/health/ready");
+  assert_non_null(strstr(resp, "did not answer within 200 ms"));
+  expect_status(resp, "HTTP/1.1 504");
+  assert_true(gs_proxy_worker_usable(e.proxy, 0));
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 504");
+  assert_false(gs_proxy_worker_usable(e.proxy, 0)); /* two in a row: ejected */
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 503");
+  /* Readiness reported again re-admits it. */
+  gs_proxy_worker_set(e.proxy, 0, hport, true);
+  assert_true(gs_proxy_worker_usable(e.proxy, 0));
+  assert_int_equal(gs_proxy_inflight(e.proxy), 0);
+  close(hfd);
+  env_free(&e);
+}
+
+/* Worker 0 refuses connections: every request still succeeds through the
+ * retry, and worker 0 is ejected after eject_after refusals. */
+static void test_retry_on_refused(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 2, .policy = GS_PROXY_RR, .eject_after = 3,
+                                .eject_ms = 60000};
+  struct env e;
+  (void)state;
+  env_init(&e, &cfg);
+  env_worker(&e);
+  gs_proxy_worker_set(e.proxy, 0, dead_port(), true);
+  gs_proxy_worker_set(e.proxy, 1, e.wport, true);
+  for (int i = 0; i < 10; i++)
+    expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  assert_false(gs_proxy_worker_usable(e.proxy, 0));
+  assert_true(gs_proxy_worker_usable(e.proxy, 1));
+  env_free(&e);
+}
+
+/* Keep-alive upstream: many requests, all answered, and the worker sees
+ * few connections (the idle pool reuses them). */
+static void test_upstream_reuse(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1};
+  struct env e;
+  (void)state;
+  env_init(&e, &cfg);
+  env_worker(&e);
+  gs_proxy_worker_set(e.proxy, 0, e.wport, true);
+  for (int i = 0; i < 20; i++)
+    expect_status(get(&e, "/v2/health/live"), "HTTP/1.1 200");
+  assert_int_equal(gs_http_server_conns(e.wsrv), 1);
+  env_free(&e);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_forward),
+      cmocka_unit_test(test_no_worker_503),
+      cmocka_unit_test(test_hung_worker_504_then_ejected),
+      cmocka_unit_test(test_retry_on_refused),
+      cmocka_unit_test(test_upstream_reuse),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

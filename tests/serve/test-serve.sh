@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# test-serve.sh: `gpuslice serve` on an emulated A100-40GB split into 7x 1g.5gb,
+# one emulated worker per slice, over loopback: all 7 join; infer requests from
+# several threads; kill -9 of one worker under that load fails no request and
+# the worker rejoins; a hung worker (SIGSTOP) times out (504) and leaves the
+# pool while the others answer; SIGTERM exits 0 with every worker gone.
+set -uo pipefail
+
+bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
+src=${GS_SRC:-$(dirname "$0")/../..}
+tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/serve.XXXXXX" 2>/dev/null || mktemp -d)
+export GPUSLICE_EMU_STATE=$tmp/emu.json
+serve_pid=
+cleanup() {
+  if [ -n "$serve_pid" ]; then
+    pkill -CONT -P "$serve_pid" 2>/dev/null
+    kill -9 "$serve_pid" 2>/dev/null
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
+"$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-1g.5gb >/dev/null ||
+  { echo "FAIL: apply all-1g.5gb"; exit 1; }
+
+"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --worker-timeout 1000 \
+  --log-dir "$tmp" -- "$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}' \
+  >"$tmp/serve.out" 2>"$tmp/serve.err" &
+serve_pid=$!
+
+timeout 50 python3 - "$serve_pid" "$tmp/serve.out" <<'EOF' | tee "$tmp/py.out"
+import http.client, json, os, re, signal, subprocess, sys, threading, time
+
+SERVE, OUT = int(sys.argv[1]), sys.argv[2]
+passed = failed = 0
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok:", name)
+    else:
+        failed += 1
+        print("FAIL:", name, detail)
+
+def out():
+    with open(OUT) as f:
+        return f.read()
+
+def wait_for(pred, secs):
+    end = time.time() + secs
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+def children():
+    r = subprocess.run(["pgrep", "-P", str(SERVE)], capture_output=True, text=True)
+    return [int(x) for x in r.stdout.split()]
+
+wait_for(lambda: re.search(r"^listening on 127\.0\.0\.1:\d+", out(), re.M), 10)
+m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", out(), re.M)
+if not m:
+    print("FAIL: serve did not start:", out())
+    print("0 passed, 1 failed")
+    sys.exit(1)
+PORT = int(m.group(1))
+check("7 workers join the pool", wait_for(lambda: out().count("joined the pool") >= 7, 20),
+      out())
+
+BODY = json.dumps({"inputs": [{"name": k, "datatype": "INT32", "shape": [1, 384], "data": [1] * 384}
+                              for k in ("input_ids", "attention_mask", "token_type_ids")]}).encode()
+
+class Load:
+    """Threads sending infer requests on kept-alive connections; records
+    (time, status) of each answer, status 0 for a transport failure."""
+    def __init__(self, threads=6):
+        self.stop = False
+        self.results = []
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run) for _ in range(threads)]
+        for t in self.threads:
+            t.start()
+
+    def run(self):
+        c = None
+        while not self.stop:
+            try:
+                if c is None:
+                    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
+                c.request("POST", "/v2/models/bert-large/infer", body=BODY,
+                          headers={"Content-Type": "application/json"})
+                r = c.getresponse()
+                data = r.read()
+                st = r.status if r.status != 200 or b'"outputs"' in data else -1
+            except Exception as e:
+                st = 0
+                c = None
+            with self.lock:
+                self.results.append((time.time(), st))
+
+    def end(self):
+        self.stop = True
+        for t in self.threads:
+            t.join()
+        return self.results
+
+load = Load()
+time.sleep(1.0)
+pids = children()
+check("7 worker processes run", len(pids) == 7, pids)
+victim = pids[0]
+os.kill(victim, signal.SIGKILL)
+time.sleep(2.5)
+res = load.end()
+bad = [s for _, s in res if s != 200]
+check("kill -9 under load: no request fails (%d answered)" % len(res),
+      len(res) > 100 and not bad, "non-200: %d, e.g. %s" % (len(bad), bad[:5]))
+check("the killed worker leaves the pool", "left the pool" in out(), out())
+check("it restarts and rejoins",
+      wait_for(lambda: out().count("joined the pool") >= 8, 10), out())
+
+# A hung worker: it keeps its sockets (the kernel accepts) and never answers.
+pids = children()
+hung = pids[-1]
+os.kill(hung, signal.SIGSTOP)
+load = Load()
+time.sleep(4.0)
+res = load.end()
+t0 = res[0][0] if res else 0
+statuses = set(s for _, s in res)
+late = [s for t, s in res if t > t0 + 3.0]
+check("hung worker: its requests time out with 504", 504 in statuses, statuses)
+check("hung worker: only 200 and 504 answers", statuses <= {200, 504}, statuses)
+check("hung worker: the others keep answering (%d answered)" % len(res),
+      sum(1 for _, s in res if s == 200) > 50)
+check("hung worker: ejected or left the pool",
+      "ejected" in out() or out().count("left the pool") >= 2, out())
+check("hung worker: once out, every request succeeds", late and set(late) == {200},
+      set(late))
+os.kill(hung, signal.SIGCONT)
+
+c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+c.request("GET", "/metrics")
+r = c.getresponse()
+metrics = r.read().decode()
+check("/metrics answers in Prometheus text", r.status == 200 and
+      "gpuslice_proxy_requests_total" in metrics and 'gpuslice_worker_restarts_total{worker="0"} 1' in metrics,
+      metrics[:400])
+c.close()
+
+workers = children()
+os.kill(SERVE, signal.SIGTERM)
+check("SIGTERM: serve stops", wait_for(lambda: not os.path.exists("/proc/%d/cmdline" % SERVE)
+      or open("/proc/%d/stat" % SERVE).read().split()[2] == "Z", 15))
+check("SIGTERM: every worker process is gone",
+      wait_for(lambda: not any(os.path.exists("/proc/%d/cmdline" % p) and
+                               open("/proc/%d/stat" % p).read().split()[2] != "Z"
+                               for p in workers), 5), workers)
+print("RESULT %d %d" % (passed, failed))
+EOF
+
+wait "$serve_pid"
+rc=$?
+serve_pid=
+res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py.out")
+passed=${res% *}
+failed=${res#* }
+[ -z "$res" ] && passed=0 failed=1
+if [ "$rc" -eq 0 ]; then
+  passed=$((passed + 1))
+  echo "ok: serve exits 0 after SIGTERM"
+else
+  failed=$((failed + 1))
+  echo "FAIL: serve exited $rc; stderr: $(cat "$tmp/serve.err")"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
