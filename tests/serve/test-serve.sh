@@ -24,12 +24,14 @@ trap cleanup EXIT
 "$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-1g.5gb >/dev/null ||
   { echo "FAIL: apply all-1g.5gb"; exit 1; }
 
-"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --worker-timeout 1000 \
+# The worker timeout is generous: under ASan on two busy cores a healthy
+# worker can take a second; only the hung worker may run into it.
+"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --worker-timeout 4000 \
   --log-dir "$tmp" -- "$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}' \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 
-timeout 50 python3 - "$serve_pid" "$tmp/serve.out" <<'EOF' | tee "$tmp/py.out"
+timeout 90 python3 - "$serve_pid" "$tmp/serve.out" <<'EOF' | tee "$tmp/py.out"
 import http.client, json, os, re, signal, subprocess, sys, threading, time
 
 SERVE, OUT = int(sys.argv[1]), sys.argv[2]
@@ -127,11 +129,11 @@ pids = children()
 hung = pids[-1]
 os.kill(hung, signal.SIGSTOP)
 load = Load()
-time.sleep(4.0)
+time.sleep(14.0)
 res = load.end()
 t0 = res[0][0] if res else 0
 statuses = set(s for _, s in res)
-late = [s for t, s in res if t > t0 + 3.0]
+late = [s for t, s in res if t > t0 + 10.0]
 check("hung worker: its requests time out with 504", 504 in statuses, statuses)
 check("hung worker: only 200 and 504 answers", statuses <= {200, 504}, statuses)
 check("hung worker: the others keep answering (%d answered)" % len(res),
