@@ -813,8 +813,10 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
     p->cfg.eject_after = 3;
   if (!p->cfg.eject_ms)
     p->cfg.eject_ms = 10000;
+  /* As many idle connections as requests may be in flight: a smaller pool
+   * closes and reopens upstream connections under load (TIME_WAIT churn). */
   if (!p->cfg.idle_pool)
-    p->cfg.idle_pool = 8;
+    p->cfg.idle_pool = p->cfg.max_inflight;
   if (!p->cfg.limits.max_conns)
     gs_http_limits_default(&p->cfg.limits);
   p->w = calloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*p->w));

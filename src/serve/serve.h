@@ -262,7 +262,7 @@ struct gs_proxy_config {
   unsigned worker_timeout_ms; /* from sending to the last response byte, else 504; 0: 30000 */
   unsigned eject_after;       /* consecutive failures that eject a worker; 0: 3 */
   unsigned eject_ms;          /* an ejected worker's time out of the pool; 0: 10000 */
-  unsigned idle_pool;         /* kept-alive idle connections per worker; 0: 8 */
+  unsigned idle_pool;         /* kept-alive idle connections per worker; 0: max_inflight */
   struct gs_http_limits limits; /* client side; all zero: gs_http_limits_default */
   /* Where /metrics reads worker restarts; NULL: none reported. */
   const struct gs_super *super;
