@@ -90,14 +90,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   argv[argc] = NULL;
   /* --emu-state would let an input write files anywhere; the state file is
    * ours. (Only that exact word is a global option: see take_globals.) */
-  /* `worker` and `serve` serve until SIGTERM: command lines that never end
-   * by design (the request path has its own target, fuzz-http). */
+  /* Verbs that serve until SIGTERM never end by design (their request path
+   * has its own target, fuzz-http). */
   for (int i = 1; i < argc; i++)
-    if (strncmp(argv[i], "--emu-state", 11) == 0 || strcmp(argv[i], "worker") == 0 ||
-        strcmp(argv[i], "serve") == 0) {
+    if (strncmp(argv[i], "--emu-state", 11) == 0) {
       free(copy);
       return -1; /* not added to the corpus */
     }
+  if (cli_runs_until_signalled(argc, argv)) {
+    free(copy);
+    return -1;
+  }
   rc = cli_main(argc, argv);
   fflush(stdout);
   fflush(stderr);

@@ -35,7 +35,12 @@ struct cli_verb {
   const char *group, *name;
   int (*run)(struct cli *c, int argc, char **argv);
   const char *summary;
+  bool until_signalled; /* serves until SIGTERM instead of finishing (worker, serve) */
 };
+
+/* True when one of argv's words names a verb that runs until signalled, so
+ * callers that must finish (the argument fuzzer) can leave such lines out. */
+bool cli_runs_until_signalled(int argc, char **argv);
 
 extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cli_verbs_list[],
     cli_verbs_layouts[], cli_verbs_layout[], cli_verbs_emu[], cli_verbs_worker[],

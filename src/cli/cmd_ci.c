@@ -392,10 +392,10 @@ static int run_destroy(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_ci[] = {
-    {"ci", "profiles", run_profiles, "compute instance profiles per GPU instance (-lcip)"},
-    {"ci", "placements", run_placements, "legal compute instance placements (-lcipp)"},
-    {"ci", "create", run_create, "create compute instances (-cci)"},
-    {"ci", "list", run_list, "list compute instances (-lci)"},
-    {"ci", "destroy", run_destroy, "destroy compute instances (-dci)"},
+    {"ci", "profiles", run_profiles, "compute instance profiles per GPU instance (-lcip)", false},
+    {"ci", "placements", run_placements, "legal compute instance placements (-lcipp)", false},
+    {"ci", "create", run_create, "create compute instances (-cci)", false},
+    {"ci", "list", run_list, "list compute instances (-lci)", false},
+    {"ci", "destroy", run_destroy, "destroy compute instances (-dci)", false},
     {0},
 };

@@ -288,12 +288,12 @@ static int run_set(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_emu[] = {
-    {"emu", "status", run_status, "the emulated machine: GPUs, modes, processes"},
-    {"emu", "reset", run_reset, "start over with a fresh emulated machine (--emulate SPEC)"},
-    {"emu", "reboot", run_reboot, "reboot: instances vanish, MIG mode persists on Ampere only"},
-    {"emu", "gpu-reset", run_gpu_reset, "reset GPUs (applies a pending MIG mode)"},
-    {"emu", "proc-add", run_proc_add, "pretend a process uses a GPU or MIG device"},
-    {"emu", "proc-rm", run_proc_rm, "end an emulated process"},
-    {"emu", "set", run_set, "emulate a VM (no GPU reset) or NVML's root check"},
+    {"emu", "status", run_status, "the emulated machine: GPUs, modes, processes", false},
+    {"emu", "reset", run_reset, "start over with a fresh emulated machine (--emulate SPEC)", false},
+    {"emu", "reboot", run_reboot, "reboot: instances vanish, MIG mode persists on Ampere only", false},
+    {"emu", "gpu-reset", run_gpu_reset, "reset GPUs (applies a pending MIG mode)", false},
+    {"emu", "proc-add", run_proc_add, "pretend a process uses a GPU or MIG device", false},
+    {"emu", "proc-rm", run_proc_rm, "end an emulated process", false},
+    {"emu", "set", run_set, "emulate a VM (no GPU reset) or NVML's root check", false},
     {0},
 };

@@ -471,10 +471,10 @@ static int run_destroy(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_gi[] = {
-    {"gi", "profiles", run_profiles, "GPU instance profiles with free/total (-lgip)"},
-    {"gi", "placements", run_placements, "legal placements per profile (-lgipp)"},
-    {"gi", "create", run_create, "create GPU instances (-cgi, -C)"},
-    {"gi", "list", run_list, "list GPU instances (-lgi)"},
-    {"gi", "destroy", run_destroy, "destroy GPU instances (-dgi)"},
+    {"gi", "profiles", run_profiles, "GPU instance profiles with free/total (-lgip)", false},
+    {"gi", "placements", run_placements, "legal placements per profile (-lgipp)", false},
+    {"gi", "create", run_create, "create GPU instances (-cgi, -C)", false},
+    {"gi", "list", run_list, "list GPU instances (-lgi)", false},
+    {"gi", "destroy", run_destroy, "destroy GPU instances (-dgi)", false},
     {0},
 };

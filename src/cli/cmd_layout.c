@@ -346,9 +346,9 @@ static int run_recover(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_layout[] = {
-    {NULL, "apply", run_apply, "apply a layout config (nvidia-mig-parted v1 or ours)"},
-    {NULL, "assert", run_assert, "exit 0 when the GPUs match a config, else 1 and the changes"},
-    {NULL, "export", run_export, "print the current layout as a config"},
-    {NULL, "recover", run_recover, "finish an apply that was interrupted"},
+    {NULL, "apply", run_apply, "apply a layout config (nvidia-mig-parted v1 or ours)", false},
+    {NULL, "assert", run_assert, "exit 0 when the GPUs match a config, else 1 and the changes", false},
+    {NULL, "export", run_export, "print the current layout as a config", false},
+    {NULL, "recover", run_recover, "finish an apply that was interrupted", false},
     {0},
 };

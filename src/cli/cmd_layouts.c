@@ -167,7 +167,7 @@ static int run_models(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_layouts[] = {
-    {NULL, "layouts", run_layouts, "every valid layout of a GPU model, drawn as slices"},
-    {NULL, "models", run_models, "the MIG-capable GPU models gpuslice knows"},
+    {NULL, "layouts", run_layouts, "every valid layout of a GPU model, drawn as slices", false},
+    {NULL, "models", run_models, "the MIG-capable GPU models gpuslice knows", false},
     {0},
 };

@@ -127,6 +127,6 @@ static int run_list(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_list[] = {
-    {NULL, "list", run_list, "GPUs and MIG devices with UUIDs (nvidia-smi -L)"},
+    {NULL, "list", run_list, "GPUs and MIG devices with UUIDs (nvidia-smi -L)", false},
     {0},
 };

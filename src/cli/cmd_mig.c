@@ -104,8 +104,8 @@ static int run_status(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_mig[] = {
-    {"mig", "enable", run_enable, "enable MIG mode (nvidia-smi -mig 1)"},
-    {"mig", "disable", run_disable, "disable MIG mode (nvidia-smi -mig 0)"},
-    {"mig", "status", run_status, "current and pending MIG mode per GPU"},
+    {"mig", "enable", run_enable, "enable MIG mode (nvidia-smi -mig 1)", false},
+    {"mig", "disable", run_disable, "disable MIG mode (nvidia-smi -mig 0)", false},
+    {"mig", "status", run_status, "current and pending MIG mode per GPU", false},
     {0},
 };

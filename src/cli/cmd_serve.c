@@ -265,6 +265,6 @@ static int run_serve(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_serve[] = {
-    {NULL, "serve", run_serve, "one worker per MIG device behind a load balancer"},
+    {NULL, "serve", run_serve, "one worker per MIG device behind a load balancer", true},
     {0},
 };

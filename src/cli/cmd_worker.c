@@ -145,6 +145,6 @@ static int run_worker(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_worker[] = {
-    {NULL, "worker", run_worker, "emulated KServe v2 inference server (Triton's stand-in)"},
+    {NULL, "worker", run_worker, "emulated KServe v2 inference server (Triton's stand-in)", true},
     {0},
 };
