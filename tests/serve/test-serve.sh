@@ -58,6 +58,15 @@ def wait_for(pred, secs):
         time.sleep(0.05)
     return False
 
+def running(pid):
+    """Alive and not a zombie; the process may vanish between any two reads
+    of /proc, which reads as not running."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
 def children():
     r = subprocess.run(["pgrep", "-P", str(SERVE)], capture_output=True, text=True)
     return [int(x) for x in r.stdout.split()]
@@ -155,12 +164,9 @@ c.close()
 
 workers = children()
 os.kill(SERVE, signal.SIGTERM)
-check("SIGTERM: serve stops", wait_for(lambda: not os.path.exists("/proc/%d/cmdline" % SERVE)
-      or open("/proc/%d/stat" % SERVE).read().split()[2] == "Z", 15))
+check("SIGTERM: serve stops", wait_for(lambda: not running(SERVE), 15))
 check("SIGTERM: every worker process is gone",
-      wait_for(lambda: not any(os.path.exists("/proc/%d/cmdline" % p) and
-                               open("/proc/%d/stat" % p).read().split()[2] != "Z"
-                               for p in workers), 5), workers)
+      wait_for(lambda: not any(running(p) for p in workers), 5), workers)
 print("RESULT %d %d" % (passed, failed))
 EOF
 
