@@ -1,0 +1,173 @@
+/* export.c: a planned fleet in the formats the engines that run fleets read:
+ * nvidia-mig-parted configs (one per node, the file `gpuslice apply` also
+ * reads) and the nvidia.com/mig.config labels the GPU operator acts on; the
+ * k8s device plugin's sharing config (time-slicing or MPS replicas); Slurm
+ * gres.conf lines for MIG devices. Formats: docs/plan.md, "Exports". */
+#include "plan/internal.h"
+
+#include <string.h>
+
+/* Calls fn for each node once, with the index range of its GPUs. */
+static void each_node(const struct gs_plan_fleet *f, void (*fn)(FILE *, const struct gs_plan_fleet *, unsigned, unsigned),
+                      FILE *out)
+{
+  for (unsigned a = 0, b; a < f->ngpu; a = b) {
+    for (b = a + 1; b < f->ngpu && strcmp(f->gpu[b].node, f->gpu[a].node) == 0; b++)
+      ;
+    fn(out, f, a, b);
+  }
+}
+
+static bool same_layout(const struct gs_plan_gpu *x, const struct gs_plan_gpu *y)
+{
+  unsigned cx[64] = {0}, cy[64] = {0};
+  if ((x->mode == GS_PLAN_MIG) != (y->mode == GS_PLAN_MIG) || x->model != y->model)
+    return false;
+  if (x->mode != GS_PLAN_MIG)
+    return true;
+  for (unsigned i = 0; i < x->layout.n; i++)
+    cx[(x->layout.slot[i].profile - x->model->gi) & 63]++;
+  for (unsigned i = 0; i < y->layout.n; i++)
+    cy[(y->layout.slot[i].profile - y->model->gi) & 63]++;
+  return memcmp(cx, cy, sizeof(cx)) == 0;
+}
+
+/* One mig-parted entry: the GPUs [a,b) sharing first's layout. */
+static void mig_parted_entry(FILE *out, const struct gs_plan_fleet *f, unsigned first, unsigned a,
+                             unsigned b)
+{
+  const struct gs_plan_gpu *g = &f->gpu[first];
+  bool sep = false;
+  fprintf(out, "    - devices: [");
+  for (unsigned i = a; i < b; i++)
+    if (same_layout(&f->gpu[i], g)) {
+      fprintf(out, "%s%u", sep ? ", " : "", f->gpu[i].index);
+      sep = true;
+    }
+  fprintf(out, "]\n      mig-enabled: %s\n", g->mode == GS_PLAN_MIG ? "true" : "false");
+  if (g->mode != GS_PLAN_MIG)
+    return;
+  fprintf(out, "      mig-devices:%s\n", g->layout.n ? "" : " {}");
+  for (unsigned p = 0; p < g->model->ngi; p++) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < g->layout.n; i++)
+      n += g->layout.slot[i].profile == &g->model->gi[p];
+    if (n)
+      fprintf(out, "        \"%s\": %u\n", g->model->gi[p].name, n);
+  }
+}
+
+static void mig_parted_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
+{
+  fprintf(out, "  plan-%s:\n", f->gpu[a].node);
+  for (unsigned i = a; i < b; i++) {
+    bool seen = false;
+    for (unsigned j = a; j < i && !seen; j++)
+      seen = same_layout(&f->gpu[j], &f->gpu[i]);
+    if (!seen)
+      mig_parted_entry(out, f, i, a, b);
+  }
+}
+
+int gs_plan_export_mig_parted(FILE *out, const struct gs_plan_fleet *f)
+{
+  fprintf(out, "# mig-parted configs from `gpuslice plan`: one per node; apply with\n"
+               "# `gpuslice apply -f FILE -c plan-NODE` or nvidia-mig-parted on that node.\n"
+               "version: v1\nmig-configs:\n");
+  each_node(f, mig_parted_node, out);
+  return ferror(out) ? GS_E_IO : 0;
+}
+
+static void label_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
+{
+  bool shared = false;
+  for (unsigned i = a; i < b; i++)
+    shared = shared || f->gpu[i].mode == GS_PLAN_MPS || f->gpu[i].mode == GS_PLAN_TIMESLICE;
+  fprintf(out, "kubectl label node %s nvidia.com/mig.config=plan-%s --overwrite\n", f->gpu[a].node,
+          f->gpu[a].node);
+  if (shared)
+    fprintf(out, "kubectl label node %s nvidia.com/device-plugin.config=plan-%s --overwrite\n",
+            f->gpu[a].node, f->gpu[a].node);
+}
+
+int gs_plan_export_labels(FILE *out, const struct gs_plan_fleet *f)
+{
+  each_node(f, label_node, out);
+  return ferror(out) ? GS_E_IO : 0;
+}
+
+static void device_plugin_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
+{
+  unsigned ts = 0, mps = 0, ts_max = 0, mps_max = 0;
+  bool mig = false, tslice;
+  for (unsigned i = a; i < b; i++) {
+    const struct gs_plan_gpu *g = &f->gpu[i];
+    mig = mig || g->mode == GS_PLAN_MIG;
+    if (g->mode == GS_PLAN_TIMESLICE) {
+      ts++;
+      ts_max = g->nunit > ts_max ? g->nunit : ts_max;
+    } else if (g->mode == GS_PLAN_MPS) {
+      mps++;
+      mps_max = g->nunit > mps_max ? g->nunit : mps_max;
+    }
+  }
+  if (!ts && !mps)
+    return;
+  /* The plugin shares every full GPU of a node one way and with one replica
+   * count, so the node gets the mode most of its shared GPUs have. */
+  tslice = ts >= mps;
+  fprintf(out, "---\n# node %s: %u time-sliced and %u MPS GPUs planned%s\n", f->gpu[a].node, ts, mps,
+          ts && mps ? "; the device plugin cannot mix them on one node: only the majority is exported" : "");
+  fprintf(out, "# config name plan-%s (label nvidia.com/device-plugin.config=plan-%s)\n", f->gpu[a].node,
+          f->gpu[a].node);
+  fprintf(out, "version: v1\nflags:\n  migStrategy: %s\nsharing:\n  %s:\n", mig ? "mixed" : "none",
+          tslice ? "timeSlicing" : "mps");
+  fprintf(out, "    resources:\n      - name: nvidia.com/gpu\n        replicas: %u\n",
+          tslice ? ts_max : mps_max);
+}
+
+int gs_plan_export_device_plugin(FILE *out, const struct gs_plan_fleet *f)
+{
+  each_node(f, device_plugin_node, out);
+  return ferror(out) ? GS_E_IO : 0;
+}
+
+static void gres_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
+{
+  const struct gs_geom_model *models[GS__PLAN_MAX_MODELS];
+  unsigned nmodels = 0, whole = 0;
+  bool any = false;
+  for (unsigned i = a; i < b; i++) {
+    unsigned j = 0;
+    whole += f->gpu[i].mode != GS_PLAN_MIG;
+    any = any || f->gpu[i].mode == GS_PLAN_MIG;
+    while (j < nmodels && models[j] != f->gpu[i].model)
+      j++;
+    if (j == nmodels && nmodels < GS__PLAN_MAX_MODELS)
+      models[nmodels++] = f->gpu[i].model;
+  }
+  if (!any)
+    return;
+  fprintf(out, "# node %s\n", f->gpu[a].node);
+  for (unsigned mi = 0; mi < nmodels; mi++)
+    for (unsigned p = 0; p < models[mi]->ngi; p++) {
+      unsigned n = 0;
+      for (unsigned i = a; i < b; i++)
+        for (unsigned s = 0; f->gpu[i].mode == GS_PLAN_MIG && s < f->gpu[i].layout.n; s++)
+          n += f->gpu[i].layout.slot[s].profile == &models[mi]->gi[p];
+      if (n)
+        fprintf(out, "NodeName=%s Name=gpu Type=%s Count=%u\n", f->gpu[a].node, models[mi]->gi[p].name, n);
+    }
+  if (whole)
+    fprintf(out, "NodeName=%s Name=gpu Count=%u\n", f->gpu[a].node, whole);
+}
+
+int gs_plan_export_gres(FILE *out, const struct gs_plan_fleet *f)
+{
+  fprintf(out, "# gres.conf from `gpuslice plan`: Slurm (21.08+) finds the MIG devices' files\n"
+               "# itself with AutoDetect=nvml; the lines below give the counts per type that\n"
+               "# slurm.conf's Gres= must match (e.g. Gres=gpu:3g.20gb:2,gpu:1g.5gb:4).\n"
+               "AutoDetect=nvml\n");
+  each_node(f, gres_node, out);
+  return ferror(out) ? GS_E_IO : 0;
+}
