@@ -12,6 +12,13 @@
 #include <string.h>
 
 #define MAX_GPUS_PER_NODE 16
+#define MAX_TYPES 512
+
+struct rtype {
+  int cpu;
+  unsigned num_gpu, milli, mslot; /* mslot: index into replay.milli for fractional types */
+  double p;                       /* share of the trace's GPU tasks */
+};
 
 struct rnode {
   int cpu, mem;                 /* free */
@@ -44,8 +51,10 @@ struct replay {
   struct gs_geom_layout *layout;/* MIG: per GPU */
   const struct gs_geom_model **model;
   bool *used;
-  double frag_table[1001];      /* FGD: expected unusable part of a GPU with f free */
-  double whole_frag[MAX_GPUS_PER_NODE + 1];
+  struct rtype type[MAX_TYPES]; /* FGD's task types: the trace's distinct GPU requests */
+  unsigned ntype;
+  unsigned milli[MAX_TYPES];    /* distinct fractional sizes */
+  unsigned nmilli;
   struct plan mig;              /* the MIG view: models and requested profiles */
   struct mig_eval *cache;       /* per (state, profile), for the MIG replay */
   unsigned ncache;
@@ -129,7 +138,11 @@ static int read_pods(struct gs_err *err, struct replay *r, char *text)
     if (p->num_gpu > MAX_GPUS_PER_NODE || p->milli > 1000)
       return gs_err_set(err, GS_E_INVALID_ARGUMENT, "pods CSV: %s asks for %u GPUs of %u milli", f[0],
                         p->num_gpu, p->milli);
-    if (p->num_gpu && !p->milli)
+    if (!p->num_gpu) {
+      r->npod--; /* CPU-only tasks belong on CPU nodes, which the GPU node list leaves out */
+      continue;
+    }
+    if (!p->milli)
       p->milli = 1000;
     p->created = atol(f[8]);
     snprintf(p->spec, sizeof(p->spec), "%s", f[5]);
@@ -142,39 +155,69 @@ static int read_pods(struct gs_err *err, struct replay *r, char *text)
 
 /* ---- FGD's fragmentation, fractional ---- */
 
-/* The task-type distribution is the trace's own (as FGD uses it): a GPU with
- * f free is unusable to a fractional type asking more than f, and a partly
- * used GPU is unusable to whole-GPU types; a node short of full GPUs for a
- * k-GPU type also loses its full ones to that type. */
-static void fgd_tables(struct replay *r)
+/* Task types are the trace's distinct (CPU, GPUs, GPU share) requests,
+ * weighted by frequency, as FGD takes the target workload's distribution.
+ * Types beyond MAX_TYPES fold into their nearest kept one by GPU share. */
+static void fgd_types(struct replay *r)
 {
   unsigned gpu_pods = 0;
   for (unsigned i = 0; i < r->npod; i++)
     gpu_pods += r->pod[i].num_gpu > 0;
   for (unsigned i = 0; i < r->npod; i++) {
     const struct rpod *p = &r->pod[i];
-    double w = 1.0 / (gpu_pods ? gpu_pods : 1);
+    unsigned t = 0, m = 0;
     if (!p->num_gpu)
       continue;
-    for (unsigned f = 0; f <= 1000; f++)
-      if (p->num_gpu == 1 && p->milli < 1000 ? f < p->milli : f < 1000)
-        r->frag_table[f] += w * f;
-    if (p->milli == 1000)
-      for (unsigned c = 0; c <= MAX_GPUS_PER_NODE; c++)
-        if (c < p->num_gpu)
-          r->whole_frag[c] += w * 1000.0 * c;
+    while (t < r->ntype && (r->type[t].cpu != p->cpu || r->type[t].num_gpu != p->num_gpu ||
+                            r->type[t].milli != p->milli))
+      t++;
+    if (t == r->ntype) {
+      if (r->ntype == MAX_TYPES)
+        continue;
+      while (m < r->nmilli && r->milli[m] != p->milli)
+        m++;
+      if (m == r->nmilli)
+        r->milli[r->nmilli++] = p->milli;
+      r->type[r->ntype++] = (struct rtype){.cpu = p->cpu, .num_gpu = p->num_gpu, .milli = p->milli, .mslot = m};
+    }
+    r->type[t].p += 1.0 / gpu_pods;
   }
+}
+
+/* FGD's fragmentation of one node: for each task type, the free GPU it
+ * cannot use (all of it when the node lacks the CPU or the full GPUs the
+ * type needs; else the GPUs with less free than a fractional type asks, or
+ * the partly used GPUs for a whole-GPU type), weighted by the type's share. */
+static double frag_state(const struct replay *r, int cpu_free, const unsigned *free, unsigned n)
+{
+  double total = 0, partial = 0, under[MAX_TYPES], f = 0;
+  unsigned full = 0;
+  for (unsigned j = 0; j < r->nmilli; j++)
+    under[j] = 0;
+  for (unsigned g = 0; g < n; g++) {
+    total += free[g];
+    full += free[g] == 1000;
+    partial += free[g] < 1000 ? free[g] : 0;
+    for (unsigned j = 0; j < r->nmilli; j++)
+      under[j] += free[g] < r->milli[j] ? free[g] : 0;
+  }
+  for (unsigned t = 0; t < r->ntype; t++) {
+    const struct rtype *ty = &r->type[t];
+    double lost;
+    if (ty->cpu > cpu_free)
+      lost = total;
+    else if (ty->milli == 1000)
+      lost = full < ty->num_gpu ? total : partial;
+    else
+      lost = under[ty->mslot];
+    f += ty->p * lost;
+  }
+  return f;
 }
 
 static double node_frag(const struct replay *r, const struct rnode *n)
 {
-  double f = 0;
-  unsigned full = 0;
-  for (unsigned g = n->first; g < n->first + n->ngpu; g++) {
-    f += r->frag_table[r->free_milli[g]];
-    full += r->free_milli[g] == 1000;
-  }
-  return f + r->whole_frag[full];
+  return frag_state(r, n->cpu, &r->free_milli[n->first], n->ngpu);
 }
 
 static bool spec_ok(const struct rpod *p, const struct rnode *n)
@@ -229,7 +272,9 @@ static void try_fractional(struct replay *r, enum gs_plan_policy pol, unsigned n
       for (unsigned g = n->first; g < n->first + n->ngpu && k < p->num_gpu; g++)
         if (r->free_milli[g] == 1000)
           r->free_milli[g] = 0, k++;
+      n->cpu -= p->cpu;
       score = node_frag(r, n) - before;
+      n->cpu += p->cpu;
       for (unsigned g = n->first; g < n->first + n->ngpu; g++)
         r->free_milli[g] = saved[g - n->first];
     }
@@ -237,17 +282,25 @@ static void try_fractional(struct replay *r, enum gs_plan_policy pol, unsigned n
     return;
   }
   for (unsigned g = n->first; g < n->first + n->ngpu; g++) {
-    unsigned f = r->free_milli[g];
+    unsigned f = r->free_milli[g], after[MAX_GPUS_PER_NODE];
     double score;
+    bool seen = false;
     if (f < p->milli)
+      continue;
+    /* GPUs of a node with the same free share are the same move. */
+    for (unsigned h = n->first; h < g && !seen; h++)
+      seen = r->free_milli[h] == f;
+    if (seen)
       continue;
     if (pol == GS_PLAN_FIRST_FIT)
       score = g;
     else if (pol == GS_PLAN_BEST_FIT)
       score = f - p->milli;
-    else
-      score = r->frag_table[f - p->milli] - r->frag_table[f] +
-              (f == 1000 ? r->whole_frag[full - 1] - r->whole_frag[full] : 0);
+    else {
+      memcpy(after, &r->free_milli[n->first], n->ngpu * sizeof(unsigned));
+      after[g - n->first] -= p->milli;
+      score = frag_state(r, n->cpu - p->cpu, after, n->ngpu) - before;
+    }
     keep_best(best, (int)ni, g, score, -1, NULL);
     if (pol == GS_PLAN_FIRST_FIT)
       return;
@@ -474,7 +527,7 @@ static int run_replay(struct gs_err *err, struct replay *r, enum gs_plan_replay_
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %u GPUs", r->ngpu);
   for (unsigned g = 0; g < r->ngpu; g++)
     r->free_milli[g] = 1000;
-  fgd_tables(r);
+  fgd_types(r);
   if (mode == GS_PLAN_REPLAY_MIG && (rc = mig_fleet(err, r)) != 0)
     return rc;
   out->gpus = r->ngpu;
