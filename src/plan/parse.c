@@ -568,6 +568,8 @@ static int parse_group(const struct ctx *c, const yaml_node_t *n, const char *wh
     return rc;
   if (!g.m)
     return bad(c, n, where, "missing 'model' (e.g. model: a100-40gb; `gpuslice models` lists them)");
+  if (!g.count)
+    return bad(c, n, where, "'count: 0' lists no GPU; leave the entry out instead");
   if ((rc = gs_plan_fleet_add(c->err, a->f, a->name, g.m, g.count)) != 0)
     return rc;
   if (!g.mig)
