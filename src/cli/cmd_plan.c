@@ -195,6 +195,8 @@ static int export_plan(const char *kind, const struct gs_plan_fleet *f)
   int rc;
   if (strcmp(kind, "mig-parted") == 0)
     rc = gs_plan_export_mig_parted(stdout, f);
+  else if (strcmp(kind, "gpuslice") == 0)
+    rc = gs_plan_export_gpuslice(stdout, f);
   else if (strcmp(kind, "labels") == 0)
     rc = gs_plan_export_labels(stdout, f);
   else if (strcmp(kind, "device-plugin") == 0)
@@ -233,9 +235,11 @@ static int plan_file(struct cli *c, const char *path, const struct plan_args *a)
   char *text = NULL;
   size_t len;
   int rc;
-  if (a->export_kind && strcmp(a->export_kind, "mig-parted") != 0 && strcmp(a->export_kind, "labels") != 0 &&
-      strcmp(a->export_kind, "device-plugin") != 0 && strcmp(a->export_kind, "gres") != 0)
-    return cli_usage("--export '%s': expected mig-parted, labels, device-plugin or gres", a->export_kind);
+  if (a->export_kind && strcmp(a->export_kind, "mig-parted") != 0 && strcmp(a->export_kind, "gpuslice") != 0 &&
+      strcmp(a->export_kind, "labels") != 0 && strcmp(a->export_kind, "device-plugin") != 0 &&
+      strcmp(a->export_kind, "gres") != 0)
+    return cli_usage("--export '%s': expected mig-parted, gpuslice, labels, device-plugin or gres",
+                     a->export_kind);
   if ((rc = read_input(path, "workload file", &text, &len)) != 0)
     return rc;
   rc = gs_plan_parse_workloads(&err, path, text, len, &w);
@@ -373,7 +377,7 @@ static int run_plan(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice plan WORKLOADS.yaml (--fleet FLEET.yaml | --gpus MODEL:N[,...]) [--policy P]\n"
-      "              [--incremental] [--export mig-parted|labels|device-plugin|gres] [--json]\n"
+      "              [--incremental] [--export mig-parted|gpuslice|labels|device-plugin|gres] [--json]\n"
       "       gpuslice plan replay --nodes NODES.csv --pods PODS.csv [--mode fractional|mig]\n"
       "              [--policy P] [--inflate 1.3] [--json]\n"
       "       gpuslice plan synthetic --gpus N --workloads M [--seed S] [--policy P] [--json]\n"

@@ -1,6 +1,6 @@
 /* export.c: a planned fleet in the formats the engines that run fleets read:
  * nvidia-mig-parted configs (one per node, the file `gpuslice apply` also
- * reads) and the nvidia.com/mig.config labels the GPU operator acts on; the
+ * reads) and ours with placements and the nvidia.com/mig.config labels the GPU operator acts on; the
  * k8s device plugin's sharing config (time-slicing or MPS replicas); Slurm
  * gres.conf lines for MIG devices. Formats: docs/plan.md, "Exports". */
 #include "plan/internal.h"
@@ -75,6 +75,32 @@ int gs_plan_export_mig_parted(FILE *out, const struct gs_plan_fleet *f)
                "# `gpuslice apply -f FILE -c plan-NODE` or nvidia-mig-parted on that node.\n"
                "version: v1\nmig-configs:\n");
   each_node(f, mig_parted_node, out);
+  return ferror(out) ? GS_E_IO : 0;
+}
+
+/* Ours: one entry per MIG GPU, every instance at its planned placement, so
+ * an apply keeps what the plan keeps and builds exactly the planned layout. */
+static void gpuslice_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
+{
+  fprintf(out, "  plan-%s:\n", f->gpu[a].node);
+  for (unsigned i = a; i < b; i++) {
+    const struct gs_plan_gpu *g = &f->gpu[i];
+    fprintf(out, "    - devices: [%u]\n      mig-enabled: %s\n", g->index, g->mode == GS_PLAN_MIG ? "true" : "false");
+    if (g->mode != GS_PLAN_MIG)
+      continue;
+    fprintf(out, "      gpu-instances:%s\n", g->layout.n ? "" : " []");
+    for (unsigned s = 0; s < g->layout.n; s++)
+      fprintf(out, "        - {profile: %s, placement: %d}\n", g->layout.slot[s].profile->name,
+              g->layout.slot[s].start);
+  }
+}
+
+int gs_plan_export_gpuslice(FILE *out, const struct gs_plan_fleet *f)
+{
+  fprintf(out, "# gpuslice configs from `gpuslice plan`, with placements: one per node; apply\n"
+               "# with `gpuslice apply -f FILE -c plan-NODE` on that node.\n"
+               "version: gpuslice/v1\nconfigs:\n");
+  each_node(f, gpuslice_node, out);
   return ferror(out) ? GS_E_IO : 0;
 }
 

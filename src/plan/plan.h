@@ -156,6 +156,8 @@ bool gs_plan_fit_one(const struct gs_geom_model *m, const struct gs_geom_layout 
 /* --- exports --- */
 /* mig-parted config (version: v1, one config per node, named plan-<node>). */
 int gs_plan_export_mig_parted(FILE *out, const struct gs_plan_fleet *f);
+/* gpuslice/v1 configs with every instance's placement, one per node. */
+int gs_plan_export_gpuslice(FILE *out, const struct gs_plan_fleet *f);
 /* `kubectl label node <node> nvidia.com/mig.config=plan-<node> --overwrite` lines. */
 int gs_plan_export_labels(FILE *out, const struct gs_plan_fleet *f);
 /* k8s-device-plugin config maps (version: v1, sharing: timeSlicing / mps), one per node. */

@@ -71,6 +71,12 @@ cp "$root/out" "$root/mig.yaml"
 "$GS_BIN" -q emu reset --emulate a100-40gb:2 >/dev/null 2>&1
 expect "exported config applies" 0 -- apply -f "$root/mig.yaml" -c plan-node-a
 expect "and asserts" 0 "matches" -- assert -f "$root/mig.yaml" -c plan-node-a
+expect "export gpuslice" 0 "version: gpuslice/v1" "{profile: 3g.20gb, placement: 4}" \
+  -- plan "$w" --fleet "$fleet" --incremental --export gpuslice
+cp "$root/out" "$root/ours.yaml"
+"$GS_BIN" -q emu reset --emulate a100-40gb:2 >/dev/null 2>&1
+expect "placed config applies" 0 -- apply -f "$root/ours.yaml" -c plan-node-a
+expect "and asserts" 0 "matches" -- assert -f "$root/ours.yaml" -c plan-node-a
 expect "export labels" 0 "kubectl label node node-a nvidia.com/mig.config=plan-node-a --overwrite" \
   "nvidia.com/device-plugin.config=plan-node-b" -- plan "$w" --fleet "$fleet" --export labels
 expect "export device plugin" 0 "timeSlicing:" "- name: nvidia.com/gpu" "replicas: 3" \
