@@ -81,6 +81,13 @@ static const struct option plan_opts[] = {
     {0},
 };
 
+/* Planning errors are about the input, not a GPU: no NVML code name. */
+static int plan_fail(const struct gs_err *err)
+{
+  fprintf(stderr, "gpuslice: %s\n", err->msg);
+  return cli_exit_of(err->code);
+}
+
 static int read_input(const char *path, const char *what, char **text, size_t *len)
 {
   struct gs_err err = {0};
@@ -217,12 +224,12 @@ static int load_fleet(const struct plan_args *a, struct gs_plan_fleet *f)
   if (!!a->fleet == !!a->gpus)
     return cli_usage("plan: give the GPUs with --fleet FILE or --gpus MODEL:COUNT[,...] (one of them)");
   if (a->gpus)
-    return gs_plan_fleet_from_spec(&err, a->gpus, f) ? cli_fail(&err) : 0;
+    return gs_plan_fleet_from_spec(&err, a->gpus, f) ? plan_fail(&err) : 0;
   if ((rc = read_input(a->fleet, "fleet file", &text, &len)) != 0)
     return rc;
   rc = gs_plan_parse_fleet(&err, a->fleet, text, len, f);
   free(text);
-  return rc ? cli_fail(&err) : 0;
+  return rc ? plan_fail(&err) : 0;
 }
 
 static int plan_file(struct cli *c, const char *path, const struct plan_args *a)
@@ -245,7 +252,7 @@ static int plan_file(struct cli *c, const char *path, const struct plan_args *a)
   rc = gs_plan_parse_workloads(&err, path, text, len, &w);
   free(text);
   if (rc)
-    return cli_fail(&err);
+    return plan_fail(&err);
   if ((rc = load_fleet(a, &f)) != 0)
     goto out;
   if (a->incremental && !f.has_current) {
@@ -253,7 +260,7 @@ static int plan_file(struct cli *c, const char *path, const struct plan_args *a)
     goto out;
   }
   if (gs_plan_run(&err, &w, &f, &o, &r) != 0) {
-    rc = cli_fail(&err);
+    rc = plan_fail(&err);
     goto out;
   }
   if (a->export_kind)
@@ -289,7 +296,7 @@ static int plan_replay(struct cli *c, const struct plan_args *a)
       (rc = read_input(a->pods, "pods CSV", &pods, &len)) != 0)
     goto out;
   if (gs_plan_replay(&err, nodes, pods, mode, a->policy, a->inflate ? a->inflate : 1.3, &s) != 0) {
-    rc = cli_fail(&err);
+    rc = plan_fail(&err);
     goto out;
   }
   if (c->json)
@@ -349,12 +356,12 @@ static int plan_synthetic(struct cli *c, const struct plan_args *a)
     synthetic_workload(i, a->seed, &w.w[i]);
   if (gs_plan_fleet_add(&err, &f, "node-0", gs_geom_model_find("a100-40gb"), (a->ngpus + 1) / 2) != 0 ||
       gs_plan_fleet_add(&err, &f, "node-1", gs_geom_model_find("h100-80gb"), a->ngpus / 2) != 0) {
-    rc = cli_fail(&err);
+    rc = plan_fail(&err);
     goto out;
   }
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
   if (gs_plan_run(&err, &w, &f, &o, &r) != 0) {
-    rc = cli_fail(&err);
+    rc = plan_fail(&err);
     goto out;
   }
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);

@@ -266,14 +266,13 @@ static unsigned choices(const struct plan *p, const struct kind *k)
   return n;
 }
 
-static const struct plan *sort_plan;
-
-static int demand_cmp(const void *a, const void *b)
+static int demand_cmp(const void *a, const void *b, void *arg)
 {
+  const struct plan *p = arg;
   const struct demand *x = a, *y = b;
-  const struct kind *kx = &sort_plan->kinds[x->kind], *ky = &sort_plan->kinds[y->kind];
-  double sx = size_of(sort_plan, kx), sy = size_of(sort_plan, ky);
-  unsigned cx = choices(sort_plan, kx), cy = choices(sort_plan, ky);
+  const struct kind *kx = &p->kinds[x->kind], *ky = &p->kinds[y->kind];
+  double sx = size_of(p, kx), sy = size_of(p, ky);
+  unsigned cx = choices(p, kx), cy = choices(p, ky);
   if (cx != cy)
     return cx < cy ? -1 : 1;
   if (fabs(sx - sy) > 1e-9)
@@ -324,8 +323,7 @@ static int make_demands(struct gs_err *err, struct plan *p, const unsigned *kept
     for (unsigned r = kept[w]; r < p->w->w[w].replicas; r++)
       (*out)[k++] = (struct demand){.workload = w, .replica = r, .kind = p->kind_of[w]};
   *n = total;
-  sort_plan = p;
-  qsort(*out, total, sizeof(**out), demand_cmp);
+  qsort_r(*out, total, sizeof(**out), demand_cmp, p);
   return 0;
 }
 
@@ -335,19 +333,22 @@ static void reason(const struct plan *p, const struct demand *d, char *buf, size
 {
   const struct kind *k = &p->kinds[d->kind];
   size_t used = (size_t)snprintf(buf, size, "no GPU has room");
+  const char *sep = ":";
   for (unsigned mi = 0; mi < p->nmodels && used < size; mi++) {
-    if (k->ncand[mi])
-      used += (size_t)snprintf(buf + used, size - used, "%s %s needs %s%s", mi ? ";" : ":",
-                               p->models[mi]->key, k->cand[mi][0]->name,
+    if (!k->ncand[mi] && !k->share[mi])
+      continue;
+    used += (size_t)snprintf(buf + used, size - used, "%s %s needs", sep, p->models[mi]->key);
+    sep = ";";
+    if (k->ncand[mi] && used < size)
+      used += (size_t)snprintf(buf + used, size - used, " %s%s", k->cand[mi][0]->name,
                                k->ncand[mi] > 1 ? " or bigger" : "");
     if (k->share[mi] && used < size)
-      used += (size_t)snprintf(buf + used, size - used, "%s %s%s: a %u%% %s share with %u MiB",
-                               k->ncand[mi] ? "," : mi ? ";" : ":", k->ncand[mi] ? "or" : "",
-                               k->ncand[mi] ? "" : p->models[mi]->key, (k->share[mi] + 9) / 10,
+      used += (size_t)snprintf(buf + used, size - used, "%s a %u%% %s share with %u MiB",
+                               k->ncand[mi] ? " or" : "", (k->share[mi] + 9) / 10,
                                k->sharing == GS_PLAN_SHARE_MPS ? "MPS" : "time-slicing", k->memory_mib);
   }
   if (used < size)
-    snprintf(buf + used, size - used, "; every GPU that could host it is full or fragmented");
+    snprintf(buf + used, size - used, "; every GPU of those models is full or fragmented");
 }
 
 static void count_changes(const struct plan *p, const struct gs_geom_layout *before,

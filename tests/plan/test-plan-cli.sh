@@ -63,7 +63,7 @@ done
 expect "incremental keeps instances" 0 "0 destroyed, 0 replicas moved" "3g.20gb      start 4   llama #0" \
   -- plan "$w" --fleet "$fleet" --incremental
 expect "fresh plan counts changes" 0 "2 destroyed" -- plan "$w" --fleet "$fleet"
-expect "unplaced replicas" 1 "unplaced: big #2" "full or fragmented" -- plan "$data/too-many.yaml" --gpus a100-40gb:1
+expect "unplaced replicas" 1 "unplaced: big #2" "a100-40gb needs 3g.20gb or bigger" "full or fragmented" -- plan "$data/too-many.yaml" --gpus a100-40gb:1
 
 # ---- exports ----
 expect "export mig-parted" 0 "version: v1" "plan-node-a:" '"1g.5gb": 3' -- plan "$w" --fleet "$fleet" --export mig-parted
