@@ -14,7 +14,10 @@
 #    allocation rate at 100% and 130% arrived, GPUs used and fragmentation for
 #    ours, first-fit and best-fit, beside FGD's published figures (mean of its
 #    10 seeds, ../shared/data/fgd-expected/analysis_allo_discrete.csv).
-# 2. Speed: `gpuslice plan synthetic` at 10, 100, 1,000 and 10,000 GPUs with
+# 2. Packing: `gpuslice plan synthetic --mix varied` (every MIG size, a third
+#    soft) on 1,000 GPUs at three loads: GPUs used, MIG slices no requested
+#    profile can use, and shared compute no requested share fits, per policy.
+# 3. Speed: `gpuslice plan synthetic` at 10, 100, 1,000 and 10,000 GPUs with
 #    five workloads per GPU, CPU seconds per policy, ours/first-fit ratio and
 #    the growth per tenfold fleet.
 set -euo pipefail
@@ -23,7 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
 bin=${GS_BIN:-$src/build/gpuslice}
 data=${GS_DATA:-$src/../shared/data}
-parts=${BENCH_PARTS:-trace speed}
+parts=${BENCH_PARTS:-trace packing speed}
 [ -x "$bin" ] || { echo "bench: $bin not found (run make first)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "bench: needs python3" >&2; exit 1; }
 
@@ -71,6 +74,30 @@ EOF
   rm -f "$out"
 }
 
+packing() {
+  local out
+  out=$(mktemp)
+  for n in 1800 2000 2200; do
+    for policy in ours first-fit best-fit; do
+      "$bin" -q plan synthetic --gpus 1000 --workloads "$n" --mix varied --policy "$policy" --json |
+        tr -d '\n' >>"$out"
+      echo >>"$out"
+    done
+  done
+  python3 - "$out" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print("\nPacking: `gpuslice plan synthetic --mix varied`, 1,000 GPUs (half A100-40GB, half H100-80GB)\n")
+print("| workloads | policy | unplaced | GPUs used | MIG slices unusable / free | shared GPUs unusable |")
+print("| --- | --- | --- | --- | --- | --- |")
+for r in rows:
+    s = r["summary"]
+    print(f"| {r['workloads']} | {r['policy']} | {r['unplaced']} | {s['gpus_used']} "
+          f"| {s['mig_fragmented_slices']} / {s['mig_free_slices']} | {s['shared_fragmented_gpus']:.2f} |")
+EOF
+  rm -f "$out"
+}
+
 speed() {
   local out
   out=$(mktemp)
@@ -105,7 +132,8 @@ EOF
 for part in $parts; do
   case $part in
   trace) trace ;;
+  packing) packing ;;
   speed) speed ;;
-  *) echo "bench: unknown part '$part' (trace, speed)" >&2; exit 2 ;;
+  *) echo "bench: unknown part '$part' (trace, packing, speed)" >&2; exit 2 ;;
   esac
 done

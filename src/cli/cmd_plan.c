@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,10 +14,10 @@
 #include "plan/plan.h"
 
 enum { OPT_FLEET = 1000, OPT_GPUS, OPT_POLICY, OPT_INCREMENTAL, OPT_EXPORT, OPT_NODES, OPT_PODS,
-       OPT_MODE, OPT_INFLATE, OPT_WORKLOADS, OPT_SEED };
+       OPT_MODE, OPT_INFLATE, OPT_WORKLOADS, OPT_SEED, OPT_MIX };
 
 struct plan_args {
-  const char *fleet, *gpus, *export_kind, *nodes, *pods, *mode;
+  const char *fleet, *gpus, *export_kind, *nodes, *pods, *mode, *mix;
   enum gs_plan_policy policy;
   bool incremental;
   double inflate;
@@ -45,6 +46,7 @@ static int on_plan_opt(struct cli *c, int ch, const char *v, void *arg)
   case OPT_NODES: a->nodes = v; return 0;
   case OPT_PODS: a->pods = v; return 0;
   case OPT_MODE: a->mode = v; return 0;
+  case OPT_MIX: a->mix = v; return 0;
   case OPT_INCREMENTAL: a->incremental = true; return 0;
   case OPT_WORKLOADS: return parse_count(v, "--workloads", 1000000, &a->nworkloads);
   case OPT_SEED: return parse_count(v, "--seed", 1u << 30, &a->seed);
@@ -78,6 +80,7 @@ static const struct option plan_opts[] = {
     {"inflate", required_argument, NULL, OPT_INFLATE},
     {"workloads", required_argument, NULL, OPT_WORKLOADS},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"mix", required_argument, NULL, OPT_MIX},
     {0},
 };
 
@@ -318,23 +321,38 @@ out:
   return rc;
 }
 
-/* A deterministic mix of mostly small inference shapes, about 0.19 of a GPU
- * on average, so five per GPU fill a fleet without overflowing it. */
-static void synthetic_workload(unsigned i, unsigned seed, struct gs_plan_workload *w)
+struct shape {
+  unsigned mib, milli;
+  bool soft;
+};
+
+/* "small": mostly small inference shapes, about 0.19 of a GPU on average, so
+ * five per GPU fill a fleet without overflowing it. "varied": every MIG size
+ * from 1g to a whole GPU, a third of them soft, about 0.37 of a GPU. */
+static const struct shape small_mix[] = {
+    {4000, 140, false}, {4500, 140, false}, {4000, 100, false}, {9000, 140, false},
+    {4800, 140, false}, {2000, 100, true},  {3000, 100, true},  {6000, 150, true},
+    {9000, 280, false}, {9500, 250, false}, {18000, 420, false}, {8000, 200, true}};
+static const struct shape varied_mix[] = {
+    {4600, 140, false}, {9200, 140, false}, {9200, 280, false}, {18400, 420, false},
+    {19000, 570, false}, {38000, 1000, false}, {4000, 100, true}, {12000, 300, true},
+    {30000, 600, true}};
+
+/* Workload i of a deterministic draw from a mix (a 32-bit mixing hash of i and seed). */
+static void synthetic_workload(unsigned i, unsigned seed, bool varied, struct gs_plan_workload *w)
 {
-  static const struct {
-    unsigned mib, milli;
-    bool soft;
-  } mix[] = {{4000, 140, false}, {4500, 140, false}, {4000, 100, false}, {9000, 140, false},
-             {4800, 140, false}, {2000, 100, true}, {3000, 100, true}, {6000, 150, true},
-             {9000, 280, false}, {9500, 250, false}, {18000, 420, false}, {8000, 200, true}};
-  unsigned k = (i * 2654435761u + seed * 40503u) % GS_NITEMS(mix);
+  const struct shape *mix = varied ? varied_mix : small_mix;
+  unsigned n = varied ? GS_NITEMS(varied_mix) : GS_NITEMS(small_mix);
+  uint32_t h = i * 2654435761u ^ (seed + 1) * 2246822519u;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
   memset(w, 0, sizeof(*w));
   snprintf(w->name, sizeof(w->name), "w%u", i);
   w->replicas = 1;
-  w->memory_mib = mix[k].mib;
-  w->compute_milli = mix[k].milli;
-  w->isolation = mix[k].soft ? GS_PLAN_SOFT : GS_PLAN_HARD;
+  w->memory_mib = mix[h % n].mib;
+  w->compute_milli = mix[h % n].milli;
+  w->isolation = mix[h % n].soft ? GS_PLAN_SOFT : GS_PLAN_HARD;
 }
 
 static int plan_synthetic(struct cli *c, const struct plan_args *a)
@@ -347,13 +365,15 @@ static int plan_synthetic(struct cli *c, const struct plan_args *a)
   struct timespec t0, t1;
   double secs;
   int rc = 0;
+  if (a->mix && strcmp(a->mix, "small") != 0 && strcmp(a->mix, "varied") != 0)
+    return cli_usage("--mix '%s': expected small or varied", a->mix);
   if (!a->ngpus || !a->nworkloads)
     return cli_usage("plan synthetic: give --gpus N and --workloads M (e.g. --gpus 10000 --workloads 50000)");
   if (!(w.w = calloc(a->nworkloads, sizeof(*w.w))))
     return GS_EXIT_STATE;
   w.n = w.cap = a->nworkloads;
   for (unsigned i = 0; i < w.n; i++)
-    synthetic_workload(i, a->seed, &w.w[i]);
+    synthetic_workload(i, a->seed, a->mix && strcmp(a->mix, "varied") == 0, &w.w[i]);
   if (gs_plan_fleet_add(&err, &f, "node-0", gs_geom_model_find("a100-40gb"), (a->ngpus + 1) / 2) != 0 ||
       gs_plan_fleet_add(&err, &f, "node-1", gs_geom_model_find("h100-80gb"), a->ngpus / 2) != 0) {
     rc = plan_fail(&err);
@@ -387,7 +407,8 @@ static int run_plan(struct cli *c, int argc, char **argv)
       "              [--incremental] [--export mig-parted|gpuslice|labels|device-plugin|gres] [--json]\n"
       "       gpuslice plan replay --nodes NODES.csv --pods PODS.csv [--mode fractional|mig]\n"
       "              [--policy P] [--inflate 1.3] [--json]\n"
-      "       gpuslice plan synthetic --gpus N --workloads M [--seed S] [--policy P] [--json]\n"
+      "       gpuslice plan synthetic --gpus N --workloads M [--mix small|varied] [--seed S]\n"
+      "              [--policy P] [--json]\n"
       "  --policy ours|first-fit|best-fit   (default ours; see docs/plan.md)";
   struct plan_args a = {.policy = GS_PLAN_OURS};
   int first = cli_getopt(c, argc, argv, usage, plan_opts, on_plan_opt, &a);
