@@ -64,6 +64,7 @@ static void key_of(const struct plan *p, unsigned gi, struct class_key *k)
   if (g->mode != GS_PLAN_MIG) {
     k->used_pct_milli = (uint16_t)g->used_milli;
     k->used_mib = g->used_mib;
+    k->tenant = g->nunit ? (uint16_t)p->kinds[p->kind_of[g->unit[0].workload]].tenant : 0;
     return;
   }
   for (unsigned i = 0; i < g->layout.n; i++) {

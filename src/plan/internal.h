@@ -16,6 +16,7 @@ struct kind {
   bool soft;
   enum gs_plan_sharing sharing;
   unsigned memory_mib;
+  unsigned tenant;                      /* soft: index of its tenant (MPS and time-slicing isolate weakly) */
   const struct gs_geom_gi_profile *cand[GS__PLAN_MAX_MODELS][GS__PLAN_MAX_CAND];
   uint8_t ncand[GS__PLAN_MAX_MODELS];   /* MIG profiles that can host it */
   uint16_t share[GS__PLAN_MAX_MODELS];  /* thousandths of a GPU outside MIG; 0: not allowed */
@@ -24,7 +25,7 @@ struct kind {
 /* A GPU state; every GPU in a class is interchangeable for the planner. */
 struct class_key {
   uint8_t model, mode, n, pad;
-  uint16_t used_pct_milli, pad2;
+  uint16_t used_pct_milli, tenant;      /* shared: the tenant whose clients it holds */
   uint32_t used_mib;
   uint16_t slot[GS_GEOM_MAX_INSTANCES]; /* MIG: profile<<8 | start<<1 | used, sorted */
 };

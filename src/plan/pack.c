@@ -105,10 +105,12 @@ static int model_index(struct plan *p, const struct gs_geom_model *m)
   return (int)p->nmodels++;
 }
 
-static void fill_kind(const struct plan *p, const struct gs_plan_workload *w, struct kind *k)
+static void fill_kind(const struct plan *p, const struct gs_plan_workload *w, unsigned tenant,
+                      struct kind *k)
 {
   memset(k, 0, sizeof(*k));
   k->soft = w->isolation == GS_PLAN_SOFT;
+  k->tenant = k->soft ? tenant : 0;
   k->sharing = w->sharing;
   k->memory_mib = w->memory_mib;
   for (unsigned i = 0; i < p->nmodels; i++) {
@@ -119,7 +121,8 @@ static void fill_kind(const struct plan *p, const struct gs_plan_workload *w, st
 
 static bool same_kind(const struct kind *a, const struct kind *b, unsigned nmodels)
 {
-  if (a->soft != b->soft || a->sharing != b->sharing || a->memory_mib != b->memory_mib)
+  if (a->soft != b->soft || a->sharing != b->sharing || a->memory_mib != b->memory_mib ||
+      a->tenant != b->tenant)
     return false;
   for (unsigned i = 0; i < nmodels; i++)
     if (a->ncand[i] != b->ncand[i] || a->share[i] != b->share[i] ||
@@ -155,23 +158,38 @@ static int check_meetable(struct gs_err *err, const struct plan *p, const struct
 int gs__plan_kinds(struct gs_err *err, struct plan *p)
 {
   const struct gs_plan_workloads *ws = p->w;
-  if (!(p->kind_of = calloc(ws->n ? ws->n : 1, sizeof(*p->kind_of))) ||
-      !(p->kinds = calloc(ws->n ? ws->n : 1, sizeof(*p->kinds))))
+  const char **tenants = calloc(ws->n ? ws->n : 1, sizeof(*tenants));
+  unsigned ntenants = 0;
+  int rc = 0;
+  if (!tenants || !(p->kind_of = calloc(ws->n ? ws->n : 1, sizeof(*p->kind_of))) ||
+      !(p->kinds = calloc(ws->n ? ws->n : 1, sizeof(*p->kinds)))) {
+    free(tenants);
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %u workloads", ws->n);
-  for (unsigned i = 0; i < ws->n; i++) {
+  }
+  for (unsigned i = 0; i < ws->n && !rc; i++) {
     struct kind k;
-    unsigned j;
-    int rc;
-    fill_kind(p, &ws->w[i], &k);
+    unsigned j, t = 0;
+    /* Tenants are few: a linear search numbers them in order of appearance. */
+    while (t < ntenants && strcmp(tenants[t], ws->w[i].tenant) != 0)
+      t++;
+    if (t == ntenants)
+      tenants[ntenants++] = ws->w[i].tenant;
+    if (t > UINT16_MAX) {
+      rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "workload '%s': more than %u tenants", ws->w[i].name,
+                      UINT16_MAX);
+      break;
+    }
+    fill_kind(p, &ws->w[i], t, &k);
     if ((rc = check_meetable(err, p, &ws->w[i], &k)) != 0)
-      return rc;
+      break;
     for (j = 0; j < p->nkinds && !same_kind(&p->kinds[j], &k, p->nmodels); j++)
       ;
     if (j == p->nkinds)
       p->kinds[p->nkinds++] = k;
     p->kind_of[i] = j;
   }
-  return 0;
+  free(tenants);
+  return rc;
 }
 
 /* The profiles and shares some kind asks for on model mi, for fragmentation. */

@@ -114,7 +114,7 @@ static void eval_shared(const struct plan *p, const struct class *c, const struc
 {
   unsigned mi = c->key.model, share = k->share[mi];
   enum gs_plan_mode want = k->sharing == GS_PLAN_SHARE_MPS ? GS_PLAN_MPS : GS_PLAN_TIMESLICE;
-  if (!share || (g->mode != GS_PLAN_FREE && g->mode != want))
+  if (!share || (g->mode != GS_PLAN_FREE && g->mode != want) || (g->nunit && c->key.tenant != k->tenant))
     return;
   if (g->used_milli + share > 1000 || g->used_mib + k->memory_mib > g->model->memory_mib ||
       g->nunit >= GS_PLAN_MAX_CLIENTS)

@@ -63,6 +63,15 @@ done
 expect "incremental keeps instances" 0 "0 destroyed, 0 replicas moved" "3g.20gb      start 4   llama #0" \
   -- plan "$w" --fleet "$fleet" --incremental
 expect "fresh plan counts changes" 0 "2 destroyed" -- plan "$w" --fleet "$fleet"
+expect "tenants do not share MPS" 0 "\"gpus_used\": 2" -- plan "$data/tenants.yaml" --gpus a100-40gb:3 --json
+check "one tenant per MPS GPU" python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+tenant = {"a": "red", "b": "blue", "c": "red"}
+for g in p["gpus"]:
+    if g["mode"] == "mps":
+        assert len({tenant[u["workload"]] for u in g["units"]}) == 1, g
+' "$root/out"
 expect "unplaced replicas" 1 "unplaced: big #2" "a100-40gb needs 3g.20gb or bigger" "full or fragmented" -- plan "$data/too-many.yaml" --gpus a100-40gb:1
 
 # ---- exports ----
