@@ -48,7 +48,7 @@ static int on_plan_opt(struct cli *c, int ch, const char *v, void *arg)
   case OPT_MODE: a->mode = v; return 0;
   case OPT_MIX: a->mix = v; return 0;
   case OPT_INCREMENTAL: a->incremental = true; return 0;
-  case OPT_WORKLOADS: return parse_count(v, "--workloads", 1000000, &a->nworkloads);
+  case OPT_WORKLOADS: return parse_count(v, "--workloads", GS_PLAN_MAX_REPLICAS, &a->nworkloads);
   case OPT_SEED: return parse_count(v, "--seed", 1u << 30, &a->seed);
   case OPT_INFLATE:
     a->inflate = strtod(v, &end);
@@ -419,7 +419,7 @@ static int run_plan(struct cli *c, int argc, char **argv)
   if (strcmp(argv[first], "replay") == 0)
     return plan_replay(c, &a);
   if (strcmp(argv[first], "synthetic") == 0) {
-    if (a.gpus && parse_count(a.gpus, "--gpus", 1000000, &a.ngpus) != 0)
+    if (a.gpus && parse_count(a.gpus, "--gpus", 20000, &a.ngpus) != 0)
       return GS_EXIT_USAGE;
     return plan_synthetic(c, &a);
   }

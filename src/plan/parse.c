@@ -382,9 +382,9 @@ void gs_plan_workloads_free(struct gs_plan_workloads *w)
 int gs_plan_fleet_add(struct gs_err *err, struct gs_plan_fleet *f, const char *node,
                       const struct gs_geom_model *m, unsigned count)
 {
-  if (count > 100000 || f->ngpu + count > 1000000)
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "node %s: too many GPUs (at most 1,000,000 in a fleet)",
-                      node);
+  if (count > GS_PLAN_MAX_GPUS || f->ngpu + count > GS_PLAN_MAX_GPUS)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "node %s: too many GPUs (at most %u in a fleet)", node,
+                      GS_PLAN_MAX_GPUS);
   if (f->ngpu + count > f->cap) {
     unsigned cap = f->cap ? f->cap : 16;
     struct gs_plan_gpu *g;
@@ -423,7 +423,7 @@ static int group_key(const struct ctx *c, const char *key, const yaml_node_t *v,
   char at[GS_PLAN_NAME_SIZE + 80];
   snprintf(at, sizeof(at), "%s.%s", where, key);
   if (strcmp(key, "count") == 0)
-    return get_uint(c, v, at, 100000, &g->count);
+    return get_uint(c, v, at, GS_PLAN_MAX_GPUS, &g->count);
   if (strcmp(key, "mig") == 0) {
     if (!v || v->type != YAML_SEQUENCE_NODE)
       return bad(c, v, at, "expected a list of instances (e.g. [3g.20gb, \"4g.20gb@0\"]), found %s",
@@ -640,9 +640,9 @@ int gs_plan_fleet_from_spec(struct gs_err *err, const char *spec, struct gs_plan
       *colon = 0;
       errno = 0;
       count = strtoul(colon + 1, &end, 10);
-      if (*end || end == colon + 1 || errno || count == 0 || count > 100000) {
-        rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "--gpus: '%s': the count after ':' must be 1 to 100000",
-                        colon + 1);
+      if (*end || end == colon + 1 || errno || count == 0 || count > GS_PLAN_MAX_GPUS) {
+        rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "--gpus: '%s': the count after ':' must be 1 to %u",
+                        colon + 1, GS_PLAN_MAX_GPUS);
         break;
       }
     }

@@ -16,6 +16,7 @@
 #define GS_PLAN_MAX_TPUT 16       /* rows of a workload's throughput table */
 #define GS_PLAN_MAX_CLIENTS 48    /* MPS clients per GPU (the hardware's limit) */
 #define GS_PLAN_MAX_REPLICAS 100000
+#define GS_PLAN_MAX_GPUS 100000     /* per fleet */
 
 enum gs_plan_isolation {
   GS_PLAN_HARD, /* MIG only */
