@@ -1,7 +1,8 @@
 /* fit.c: the exact single-GPU search (every candidate profile at every legal
  * start, by backtracking, with geometry's check_add deciding each step) and
  * the repair that uses it when the greedy pass leaves a replica out: the
- * GPU's replicas plus the new one are laid out again from scratch. */
+ * GPU's replicas plus the new one are laid out again, keeping as many of its
+ * instances where they are as any such layout can. */
 #include "plan/internal.h"
 
 #include <string.h>
@@ -89,41 +90,77 @@ bool gs_plan_fit_one(const struct gs_geom_model *m, const struct gs_geom_layout 
   return true;
 }
 
+/* Lays GPU g out again with the replicas in units[0..n) and the new one
+ * (units[n]), keeping the instances in `keep` (a bit per unit) where they
+ * are; idle instances not kept are dropped. True when it fits. */
+static bool relayout(struct plan *p, unsigned g, const struct gs_plan_unit *units,
+                     const struct gs_geom_slot *slots, unsigned n, unsigned keep,
+                     const struct kind *const *kinds)
+{
+  struct gs_plan_gpu *gpu = &p->f->gpu[g];
+  unsigned mi = p->gpu_model[g], nd = 0, nb = 0, order[GS_GEOM_MAX_INSTANCES + 1];
+  struct gs_plan_demand d[GS_GEOM_MAX_INSTANCES];
+  struct gs_geom_layout base = {0}, out;
+  struct gs_plan_unit next[GS_GEOM_MAX_INSTANCES];
+  for (unsigned i = 0; i < n; i++)
+    if (keep & (1u << i)) {
+      base.slot[base.n++] = slots[i];
+      next[nb++] = units[i];
+    }
+  for (unsigned i = 0; i <= n; i++) {
+    if ((keep & (1u << i)) || (i < n && units[i].workload < 0))
+      continue;
+    if (nb + nd == GS_GEOM_MAX_INSTANCES)
+      return false;
+    memcpy(d[nd].cand, kinds[i]->cand[mi], kinds[i]->ncand[mi] * sizeof(d[nd].cand[0]));
+    d[nd].ncand = kinds[i]->ncand[mi];
+    order[nd++] = i;
+  }
+  if (!gs_plan_fit_one(gpu->model, &base, d, nd, &out, NULL))
+    return false;
+  for (unsigned k = 0; k < nd; k++)
+    next[nb + k] = units[order[k]];
+  gpu->layout = out;
+  gpu->nunit = out.n;
+  for (unsigned i = 0; i < out.n; i++) {
+    gpu->unit[i] = next[i];
+    gpu->unit[i].memory_mib = out.slot[i].profile->memory_mib;
+  }
+  return true;
+}
+
+static unsigned popcount(unsigned v)
+{
+  unsigned c = 0;
+  for (; v; v &= v - 1)
+    c++;
+  return c;
+}
+
 bool gs__plan_repair(struct plan *p, unsigned g, const struct demand *nd)
 {
   struct gs_plan_gpu *gpu = &p->f->gpu[g];
-  unsigned mi = p->gpu_model[g], n = 0;
-  struct gs_plan_demand d[GS_GEOM_MAX_INSTANCES];
-  struct gs_plan_unit units[GS_GEOM_MAX_INSTANCES];
-  struct gs_geom_layout out;
-  const struct kind *k;
-  if (gpu->mode != GS_PLAN_MIG)
+  unsigned mi = p->gpu_model[g], n = gpu->nunit;
+  struct gs_plan_unit units[GS_GEOM_MAX_INSTANCES + 1];
+  struct gs_geom_slot slots[GS_GEOM_MAX_INSTANCES];
+  const struct kind *kinds[GS_GEOM_MAX_INSTANCES + 1];
+  if (gpu->mode != GS_PLAN_MIG || !p->kinds[nd->kind].ncand[mi] || n > GS_GEOM_MAX_INSTANCES)
     return false;
-  for (unsigned i = 0; i < gpu->nunit; i++) {
-    if (gpu->unit[i].workload < 0)
-      continue; /* an idle instance: the new layout drops it */
-    k = &p->kinds[p->kind_of[gpu->unit[i].workload]];
-    memcpy(d[n].cand, k->cand[mi], k->ncand[mi] * sizeof(k->cand[mi][0]));
-    d[n].ncand = k->ncand[mi];
-    units[n++] = gpu->unit[i];
+  for (unsigned i = 0; i < n; i++) {
+    units[i] = gpu->unit[i];
+    slots[i] = gpu->layout.slot[i];
+    kinds[i] = units[i].workload >= 0 ? &p->kinds[p->kind_of[units[i].workload]] : NULL;
   }
-  k = &p->kinds[nd->kind];
-  if (n == GS_GEOM_MAX_INSTANCES || !k->ncand[mi])
-    return false;
-  memcpy(d[n].cand, k->cand[mi], k->ncand[mi] * sizeof(k->cand[mi][0]));
-  d[n].ncand = k->ncand[mi];
   memset(&units[n], 0, sizeof(units[n]));
   units[n].workload = (int)nd->workload;
   units[n].replica = nd->replica;
   units[n].prev = -1;
-  n++;
-  if (!gs_plan_fit_one(gpu->model, NULL, d, n, &out, NULL))
-    return false;
-  gpu->layout = out;
-  gpu->nunit = n;
-  for (unsigned i = 0; i < n; i++) {
-    gpu->unit[i] = units[i];
-    gpu->unit[i].memory_mib = out.slot[i].profile->memory_mib;
-  }
-  return true;
+  kinds[n] = &p->kinds[nd->kind];
+  /* Fewest changes first: keep as many instances in place as any layout
+   * that takes the new replica can (at most 2^8 tries of a small search). */
+  for (unsigned k = n + 1; k-- > 0;)
+    for (unsigned keep = 0; keep < (1u << n); keep++)
+      if (popcount(keep) == k && relayout(p, g, units, slots, n, keep, kinds))
+        return true;
+  return false;
 }
