@@ -33,6 +33,7 @@ struct class_key {
 /* One cached answer: the best move of a kind into a class. */
 struct move {
   bool done, ok;
+  bool repair_failed;                    /* the exact re-layout of this state cannot take the kind */
   double score;
   bool mig;                              /* a MIG instance (else a shared client) */
   const struct gs_geom_gi_profile *profile;

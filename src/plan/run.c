@@ -235,11 +235,16 @@ static bool repair(struct plan *p, const struct demand *d, struct gs_err *err, i
     unsigned gi;
     if (!c->nmember || c->key.mode != GS_PLAN_MIG || !p->kinds[d->kind].ncand[c->key.model])
       continue;
+    if (c->moves && c->moves[d->kind].repair_failed)
+      continue;
     gi = c->member[c->nmember - 1];
     if (gs__plan_repair(p, gi, d)) {
       *rc = gs__plan_refile(err, p, gi);
       return true;
     }
+    /* A state that cannot take a kind never will: remember it. */
+    if (c->moves)
+      c->moves[d->kind].repair_failed = true;
   }
   return false;
 }
