@@ -84,6 +84,22 @@ packing() {
       echo >>"$out"
     done
   done
+  for policy in ours first-fit best-fit; do
+    "$bin" -q plan "$src/tests/plan/data/models.yaml" --gpus a100-40gb:10,h100-80gb:10 --policy "$policy" \
+      --json | tr -d '\n' >>"$out.models" || true
+    echo >>"$out.models"
+  done
+  python3 - "$out.models" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print("\nModel choice: tests/plan/data/models.yaml on 10 A100-40GB + 10 H100-80GB\n")
+print("| policy | GPUs used | compute allocated on them |")
+print("| --- | --- | --- |")
+for r in rows:
+    s = r["summary"]
+    print(f"| {r['policy']} | {s['gpus_used']} | {100 * s['compute_allocated']:.1f}% |")
+EOF
+  rm -f "$out.models"
   python3 - "$out" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

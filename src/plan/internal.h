@@ -16,6 +16,7 @@ struct kind {
   bool soft;
   enum gs_plan_sharing sharing;
   unsigned memory_mib;
+  unsigned compute_milli;               /* as asked; 0 with a throughput target */
   unsigned tenant;                      /* soft: index of its tenant (MPS and time-slicing isolate weakly) */
   const struct gs_geom_gi_profile *cand[GS__PLAN_MAX_MODELS][GS__PLAN_MAX_CAND];
   uint8_t ncand[GS__PLAN_MAX_MODELS];   /* MIG profiles that can host it */

@@ -111,6 +111,7 @@ static void fill_kind(const struct plan *p, const struct gs_plan_workload *w, un
   memset(k, 0, sizeof(*k));
   k->soft = w->isolation == GS_PLAN_SOFT;
   k->tenant = k->soft ? tenant : 0;
+  k->compute_milli = w->compute_milli;
   k->sharing = w->sharing;
   k->memory_mib = w->memory_mib;
   for (unsigned i = 0; i < p->nmodels; i++) {
@@ -122,7 +123,7 @@ static void fill_kind(const struct plan *p, const struct gs_plan_workload *w, un
 static bool same_kind(const struct kind *a, const struct kind *b, unsigned nmodels)
 {
   if (a->soft != b->soft || a->sharing != b->sharing || a->memory_mib != b->memory_mib ||
-      a->tenant != b->tenant)
+      a->tenant != b->tenant || a->compute_milli != b->compute_milli)
     return false;
   for (unsigned i = 0; i < nmodels; i++)
     if (a->ncand[i] != b->ncand[i] || a->share[i] != b->share[i] ||

@@ -46,7 +46,9 @@ static double score_ours(const struct plan *p, const struct class *c, const stru
     t.layout.n++;
   }
   frag = gs__plan_frag(p, &t, mi);
-  return (g->mode == GS_PLAN_FREE ? 1000.0 : 0) + 10.0 * (frag - c->frag + mv->waste) +
+  /* Stranding a slice weighs a little more than handing it to the replica:
+   * the two cost the same capacity, and the slice given away is not lost. */
+  return (g->mode == GS_PLAN_FREE ? 1000.0 : 0) + 11.0 * (frag - c->frag) + 10.0 * mv->waste +
          free_after(g, mv, share) -
          (mv->start < 0 && mv->mig ? 100.0 : 0);
 }
@@ -69,13 +71,21 @@ static void consider(const struct plan *p, const struct class *c, const struct g
     *best = mv;
 }
 
-/* Compute a MIG instance of prof hands out beyond what kind k needs. */
+/* What a MIG instance of prof hands out beyond what kind k needs, in GPUs:
+ * compute slices beyond the compute asked (or beyond the smallest profile
+ * meeting a throughput target), plus memory slices beyond the memory asked.
+ * It makes a 30 GiB replica take an H100's 4g.40gb rather than an A100's
+ * whole 7g.40gb, and a 9 GiB one an H100's single-slice 1g.10gb rather than
+ * an A100's two-slice one. */
 static double waste(const struct gs_geom_model *m, const struct kind *k, unsigned mi,
                     const struct gs_geom_gi_profile *prof)
 {
   double need = k->soft && k->share[mi] ? k->share[mi] / 1000.0
+                : k->compute_milli      ? k->compute_milli / 1000.0
                                         : (double)k->cand[mi][0]->compute_slices / m->compute_slices;
-  return (double)prof->compute_slices / m->compute_slices - need;
+  double compute = (double)prof->compute_slices / m->compute_slices - need;
+  double memory = (double)prof->span / m->grid - (double)k->memory_mib / m->memory_mib;
+  return (compute > 0 ? compute : 0) + (memory > 0 ? memory : 0);
 }
 
 static void eval_mig(const struct plan *p, const struct class *c, const struct gs_plan_gpu *g,

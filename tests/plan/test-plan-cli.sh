@@ -63,6 +63,14 @@ done
 expect "incremental keeps instances" 0 "0 destroyed, 0 replicas moved" "3g.20gb      start 4   llama #0" \
   -- plan "$w" --fleet "$fleet" --incremental
 expect "fresh plan counts changes" 0 "2 destroyed" -- plan "$w" --fleet "$fleet"
+for policy in ours first-fit best-fit; do
+  "$GS_BIN" -q plan "$data/models.yaml" --gpus a100-40gb:10,h100-80gb:10 --policy "$policy" --json >"$root/$policy.json"
+done
+check "ours picks the model that fits" python3 -c '
+import json, sys
+used = [json.load(open(f))["summary"]["gpus_used"] for f in sys.argv[1:]]
+assert used[0] < used[1] and used[0] < used[2], used
+' "$root/ours.json" "$root/first-fit.json" "$root/best-fit.json"
 expect "tenants do not share MPS" 0 "\"gpus_used\": 2" -- plan "$data/tenants.yaml" --gpus a100-40gb:3 --json
 check "one tenant per MPS GPU" python3 -c '
 import json, sys
