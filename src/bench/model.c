@@ -116,8 +116,8 @@ static int apply_shape(struct gs_err *err, struct gs_bench_model *m, const char 
     if (!*p)
       break;
   }
-  /* Given with or without the batch dimension. */
-  off = n + 1 == t->ndims && t->shape[0] == -1 ? 1 : 0;
+  /* Given with or without the batch dimension (already set from -b). */
+  off = n + 1 == t->ndims ? 1 : 0;
   if (n + off != t->ndims)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--shape %s: input '%s' has %u dimensions",
                       spec, t->name, t->ndims);
