@@ -307,10 +307,14 @@ static void conn_send(struct conn *c)
 
 static bool backlog_push(struct worker *w, uint64_t t)
 {
+  if (w->bl_count >= w->bl_max)
+    return false;
   if (w->bl_count == w->bl_cap) {
     size_t cap = w->bl_cap ? w->bl_cap * 2 : 1024;
     uint64_t *nb;
-    if (w->bl_cap >= w->bl_max || !(nb = malloc(cap * sizeof(*nb))))
+    if (cap > w->bl_max)
+      cap = w->bl_max;
+    if (!(nb = malloc(cap * sizeof(*nb))))
       return false;
     for (size_t i = 0; i < w->bl_count; i++)
       nb[i] = w->backlog[(w->bl_head + i) % w->bl_cap];

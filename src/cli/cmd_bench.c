@@ -453,6 +453,7 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
     rc = write_csv(o, steps, nsteps);
   free(steps);
   if (rc == GS_EXIT_OK && unstable) {
+    fflush(stdout);
     fprintf(stderr, "gpuslice: %zu of %zu steps never stabilized (3 windows within %g%%): no "
                     "figure for them; try a longer --measurement-interval or more --max-trials\n",
             unstable, nsteps, o->cfg.stability > 0 ? o->cfg.stability : 10);
