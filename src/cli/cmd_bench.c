@@ -178,6 +178,13 @@ static const struct option bench_extra[] = {
     {0},
 };
 
+/* bench's errors are not NVML's: no NVML name after the message. */
+static int bench_fail(const struct gs_err *err)
+{
+  fprintf(stderr, "gpuslice: %s\n", err->msg);
+  return cli_exit_of(err->code);
+}
+
 /* ---- requests ---- */
 
 /* --http-body TEXT, or @FILE */
@@ -444,7 +451,7 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   free(lens);
   if (rc != 0) {
     free(steps);
-    return cli_fail(&err);
+    return bench_fail(&err);
   }
   for (size_t i = 0; i < nsteps; i++)
     unstable += !steps[i].stable;
@@ -489,7 +496,7 @@ static int run_bench(struct cli *c, int argc, char **argv)
   if ((rc = check_opts(&o, usage)) != 0)
     return rc;
   if (gs_bench_url_parse(&err, o.url, &o.cfg.url) != 0)
-    return cli_fail(&err);
+    return bench_fail(&err);
   return bench_main(c, &o, &mu);
 }
 
@@ -562,7 +569,7 @@ static int load_series(const char *path, const char *column, struct gs_bench_ser
     rc = gs_bench_csv_read(&err, path, text, len, column, s);
   free(text);
   if (rc)
-    return cli_fail(&err);
+    return bench_fail(&err);
   if (bl > 4 && strcmp(base + bl - 4, ".csv") == 0)
     bl -= 4;
   snprintf(s->label, sizeof(s->label), "%.*s", (int)bl, base);
@@ -592,7 +599,7 @@ static int write_plot(const char *out, const char *svg, size_t len)
   int st;
   snprintf(tmp, sizeof(tmp), "%.*s.svg", (int)(png ? ol - 4 : ol), out);
   if (gs_file_write_atomic(&err, png ? tmp : out, svg, len) != 0)
-    return cli_fail(&err);
+    return bench_fail(&err);
   if (!png)
     return GS_EXIT_OK;
   if ((st = to_png(tmp, out)) == 0)
@@ -625,7 +632,7 @@ static int run_plot(struct cli *c, int argc, char **argv)
   for (size_t i = 0; i < n && rc == 0; i++)
     rc = load_series(argv[first + (int)i], o.column, &s[i]);
   if (rc == 0 && gs_bench_plot_svg(&err, s, n, o.column, o.budget_us, &svg, &len) != 0)
-    rc = cli_fail(&err);
+    rc = bench_fail(&err);
   if (rc == 0)
     rc = write_plot(o.out, svg, len);
   free(svg);
