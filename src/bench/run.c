@@ -237,7 +237,8 @@ static void conn_write(struct conn *c)
   }
   c->sent_ns = now_ns();
   c->state = C_WAITING;
-  gs_loop_del(c->w->loop, c->fd, GS_LOOP_WRITABLE);
+  if (gs_loop_mask(c->w->loop, c->fd) & GS_LOOP_WRITABLE) /* else no epoll_ctl per request */
+    gs_loop_del(c->w->loop, c->fd, GS_LOOP_WRITABLE);
 }
 
 static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
