@@ -62,6 +62,14 @@ check "open loop at 40/s against 20 ms: about 40 answers/s" \
 check "open loop: latency from the intended time, at least the service time" \
   '[ "$(q $tmp/rate.json "s[\"latency_us\"][\"p50\"] >= 19900")" = True ]'
 
+run poisson --url "$url" --http-path /fixed --request-rate-range 40 --request-distribution poisson --connections 8 -p 1000 -r 3 -s 1000 --threads 2
+check "open loop, Poisson arrivals at 40/s: about 40 answers/s" \
+  '[ "$(q $tmp/poisson.json "20 <= s[\"inferences_per_second\"] <= 60 and d[\"distribution\"] == \"poisson\"")" = True ]'
+
+run count --url "$url" --http-path /fixed --concurrency-range 2 --measurement-mode count_windows --measurement-request-count 20 -p 20000 -r 3 -s 1000
+check "count windows: 3 windows of at least 20 requests, ended by count long before the interval" \
+  '[ "$(q $tmp/count.json "s[\"requests_ok\"] >= 60 and s[\"windows\"] == 3 and s[\"seconds\"] < 30")" = True ]'
+
 # ---- failures, counted by kind ----
 for kind in error:http_5xx notfound:http_4xx close:closed garbage:malformed; do
   path=${kind%%:*} counter=${kind#*:}
