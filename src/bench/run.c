@@ -158,19 +158,20 @@ static void conn_done(struct conn *c, int error)
   }
 }
 
+/* A complete answer: a success, or an HTTP error that keeps its connection. */
 static void on_answer(struct conn *c, uint64_t t)
 {
   struct worker *w = c->w;
   int st = c->http.status;
-  if (st < 200 || st > 299) {
-    conn_done(c, st >= 400 && st < 500 ? GS_BENCH_ERR_HTTP_4XX : GS_BENCH_ERR_HTTP_5XX);
-    return;
-  }
   pthread_mutex_lock(&w->mu);
-  w->cur->ok++;
-  w->cur->send_ns += (double)(c->sent_ns - c->start_ns);
-  w->cur->recv_ns += (double)(t - c->first_ns);
-  gs_hist_record(&w->cur->hist, t > c->intended_ns ? t - c->intended_ns : 0);
+  if (st < 200 || st > 299) {
+    w->cur->errors[st >= 400 && st < 500 ? GS_BENCH_ERR_HTTP_4XX : GS_BENCH_ERR_HTTP_5XX]++;
+  } else {
+    w->cur->ok++;
+    w->cur->send_ns += (double)(c->sent_ns - c->start_ns);
+    w->cur->recv_ns += (double)(t - c->first_ns);
+    gs_hist_record(&w->cur->hist, t > c->intended_ns ? t - c->intended_ns : 0);
+  }
   pthread_mutex_unlock(&w->mu);
   if (!c->http.keep_alive || c->state != C_WAITING) /* answered before the request ended */
     conn_close(c);

@@ -44,7 +44,7 @@ static int positive(const char *value, const char *what, double *out, bool whole
 
 static int unsigned_opt(const char *value, const char *what, unsigned *out)
 {
-  double v;
+  double v = 0;
   int rc = positive(value, what, &v, true);
   *out = (unsigned)v;
   return rc;
@@ -90,7 +90,7 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
 {
   struct bench_opts *o = arg;
   struct gs_bench_config *g = &o->cfg;
-  double d;
+  double d = 0;
   int rc;
   (void)c;
   switch (ch) {

@@ -149,6 +149,23 @@ wait $!
 check "open loop, target SIGSTOPped 1 s: the max and p99 show the stall" \
   '[ "$(q $tmp/stop.json "s[\"latency_us\"][\"max\"] >= 800000 and s[\"latency_us\"][\"p99\"] >= 500000 and s[\"delayed\"] > 0")" = True ]'
 
+# ---- through the load balancer: gpuslice serve in front of 4 workers ----
+export GPUSLICE_EMU_STATE=$tmp/emu.json
+src=${GS_SRC:-$here/../..}
+"$bin" -q emu reset --emulate a30-24gb >/dev/null &&
+  "$bin" -q apply -f "$src/configs/a30-24gb.mig-parted.yaml" -c all-1g.6gb >/dev/null
+"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --log-dir "$tmp" -- \
+  "$bin" worker --listen '127.0.0.1:{port}' --model flower --sms 1000000 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+spid=$!
+pids+=($spid)
+for _ in $(seq 600); do [ "$(grep -c 'joined the pool' "$tmp/serve.out")" -ge 4 ] && break; sleep 0.1; done
+surl=http://127.0.0.1:$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
+run serve --url "$surl" -m flower --concurrency-range 4 "${quick[@]}"
+check "through gpuslice serve: flower infers answered, no errors" \
+  '[ "$(q $tmp/serve.json "s[\"requests_ok\"] > 0 and sum(s[\"errors\"].values()) == 0")" = True ]'
+kill -TERM $spid 2>/dev/null
+for _ in $(seq 100); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
+
 # ---- plot ----
 cp "$tmp/tiny.csv" "$tmp/one.csv"
 timeout 60 "$bin" bench --url "$url" --http-path /fixed --concurrency-range 1:3:2 "${quick[@]}" -f "$tmp/two.csv" >/dev/null 2>&1
