@@ -10,7 +10,7 @@
 
 static const struct cli_verb *const verb_tables[] = {
     cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_layout,
-    cli_verbs_emu, cli_verbs_worker, cli_verbs_serve, cli_verbs_plan,
+    cli_verbs_emu, cli_verbs_worker, cli_verbs_serve, cli_verbs_plan, cli_verbs_bench,
 };
 
 static void print_help(FILE *out)
@@ -326,12 +326,12 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
                const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
                void *arg)
 {
-  struct option opts[24] = {
+  struct option opts[40] = {
       {"help", no_argument, NULL, 'h'},
       {"json", no_argument, NULL, 'J'},
       {"id", required_argument, NULL, 'i'},
   };
-  char shorts[64] = ":hi:J";
+  char shorts[96] = ":hi:J";
   unsigned n = 3;
   int ch, rc;
   /* An extra option whose value is a letter is also that short option

@@ -44,7 +44,7 @@ bool cli_runs_until_signalled(int argc, char **argv);
 
 extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cli_verbs_list[],
     cli_verbs_layouts[], cli_verbs_layout[], cli_verbs_emu[], cli_verbs_worker[],
-    cli_verbs_serve[], cli_verbs_plan[];
+    cli_verbs_serve[], cli_verbs_plan[], cli_verbs_bench[];
 
 /* Opens the backend on first call; prints the emulator notice once. */
 int cli_backend(struct cli *c, struct gs_backend **out);

@@ -108,4 +108,36 @@ void gs_hash128(const void *data, size_t len, uint8_t out[16]);
 /* Formats 16 bytes as a version-5-shaped UUID text (8-4-4-4-12, lower hex). */
 void gs_uuid_format(const uint8_t bytes[16], char out[37]);
 
+/* A latency histogram of bounded memory and fixed relative precision
+ * (HdrHistogram's class, our own layout): values below 2048 are exact; above,
+ * each power of two is cut into 1024 equal buckets, so a value is known within
+ * 1/1024 of itself and reported (bucket midpoint) within 1/2048. Values are in
+ * any unit; recorded in nanoseconds the range is 1 ns to 2^42 ns (73 minutes),
+ * i.e. at least 3 significant digits from 1 µs to 1 h. Larger values count in
+ * the top bucket and in `clamped`. Mergeable: gs_hist_add sums two. */
+#define GS_HIST_SUB_BITS 10
+#define GS_HIST_MAX_BITS 42
+#define GS_HIST_BUCKETS ((GS_HIST_MAX_BITS - GS_HIST_SUB_BITS + 1) << GS_HIST_SUB_BITS)
+
+struct gs_hist {
+  uint64_t count, clamped;
+  uint64_t min, max;   /* exact; min is UINT64_MAX while empty */
+  double sum;          /* exact mean = sum / count */
+  uint64_t buckets[GS_HIST_BUCKETS];
+};
+
+void gs_hist_reset(struct gs_hist *h);
+void gs_hist_record(struct gs_hist *h, uint64_t value);
+void gs_hist_record_n(struct gs_hist *h, uint64_t value, uint64_t n);
+/* dst += src (merging threads' or windows' histograms). */
+void gs_hist_add(struct gs_hist *dst, const struct gs_hist *src);
+/* The value at percentile p (0..100) by the nearest-rank rule: the recorded
+ * value of rank ceil(p/100 * count) (rank 1 for p = 0), reported as its
+ * bucket's midpoint clamped to [min, max]; 0 when empty. */
+uint64_t gs_hist_percentile(const struct gs_hist *h, double p);
+double gs_hist_mean(const struct gs_hist *h);
+/* Bucket index of a value and the bucket's [low, high] range (tests, dumps). */
+size_t gs_hist_index(uint64_t value);
+void gs_hist_bucket_range(size_t index, uint64_t *low, uint64_t *high);
+
 #endif

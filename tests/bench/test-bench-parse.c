@@ -1,0 +1,297 @@
+/* test-bench-parse.c: the bench layer's parsers and writers without a
+ * network: HTTP responses split at every byte (Content-Length, chunked,
+ * until-close, 1xx, malformed), URLs, model metadata and --input-data (good
+ * and refused, each refusal naming the input), infer request framing,
+ * Triton metrics, the CSV round trip and the SVG plot. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+
+/* Feeds text one piece at a time (cut at `cut`), as a socket would. */
+static int feed_split(const char *text, size_t cut, bool eof_at_end, struct gs_bench_http *p,
+                      char *buf, size_t *len, size_t *used)
+{
+  size_t total = strlen(text), at = 0;
+  int rc = 0;
+  gs_bench_http_reset(p);
+  *len = 0;
+  while (at < total) {
+    size_t n = at == 0 && cut ? cut : total - at;
+    memcpy(buf + *len, text + at, n);
+    *len += n;
+    at += n;
+    rc = gs_bench_http_feed(p, buf, len, eof_at_end && at == total, used);
+    if (rc != 0)
+      return at == total ? rc : 99; /* complete before all bytes came: wrong */
+  }
+  return rc;
+}
+
+static void responses_at_every_split(void **state)
+{
+  static const struct {
+    const char *text, *body;
+    int status;
+    bool keep_alive, eof;
+  } cases[] = {
+      {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "hello", 200, true, false},
+      {"HTTP/1.1 503 Busy\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno", "no", 503, false, false},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+       "abcde", 200, true, false},
+      {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx", "x", 201,
+       true, false},
+      {"HTTP/1.0 200 OK\r\n\r\nuntil close", "until close", 200, false, true},
+      {"HTTP/1.1 204 No Content\r\n\r\n", "", 204, true, false},
+  };
+  char buf[512];
+  (void)state;
+  for (size_t i = 0; i < GS_NITEMS(cases); i++)
+    for (size_t cut = 0; cut < strlen(cases[i].text); cut++) {
+      struct gs_bench_http p;
+      size_t len, used;
+      int rc = feed_split(cases[i].text, cut, cases[i].eof, &p, buf, &len, &used);
+      assert_int_equal(rc, 1);
+      assert_int_equal(p.status, cases[i].status);
+      assert_int_equal(p.body_len, strlen(cases[i].body));
+      assert_memory_equal(buf + p.head_len, cases[i].body, p.body_len);
+      assert_int_equal(p.keep_alive, cases[i].keep_alive);
+      assert_int_equal(used, len);
+    }
+}
+
+static void responses_refused(void **state)
+{
+  static const char *const bad[] = {
+      "HELLO\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello",
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+  };
+  char buf[256];
+  (void)state;
+  for (size_t i = 0; i < GS_NITEMS(bad); i++) {
+    struct gs_bench_http p;
+    size_t len = strlen(bad[i]), used;
+    gs_bench_http_reset(&p);
+    memcpy(buf, bad[i], len);
+    assert_int_equal(gs_bench_http_feed(&p, buf, &len, false, &used), GS_E_INVALID_ARGUMENT);
+  }
+  { /* the peer closed mid-body: never complete */
+    struct gs_bench_http p;
+    size_t len = 0, used;
+    const char *t = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
+    gs_bench_http_reset(&p);
+    len = strlen(t);
+    memcpy(buf, t, len);
+    assert_int_equal(gs_bench_http_feed(&p, buf, &len, true, &used), 0);
+  }
+}
+
+static void urls(void **state)
+{
+  struct gs_bench_url u;
+  struct gs_err err = {0};
+  (void)state;
+  assert_int_equal(gs_bench_url_parse(&err, "http://localhost:8000", &u), 0);
+  assert_string_equal(u.host, "localhost");
+  assert_string_equal(u.port, "8000");
+  assert_string_equal(u.prefix, "");
+  assert_int_equal(gs_bench_url_parse(&err, "10.0.0.1/triton/", &u), 0);
+  assert_string_equal(u.port, "80");
+  assert_string_equal(u.prefix, "/triton");
+  assert_int_equal(gs_bench_url_parse(&err, "http://[::1]:9/", &u), 0);
+  assert_string_equal(u.host, "::1");
+  assert_int_equal(gs_bench_url_parse(&err, "https://x", &u), GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "https"));
+  assert_int_equal(gs_bench_url_parse(&err, "http://x:0", &u), GS_E_INVALID_ARGUMENT);
+  assert_int_equal(gs_bench_url_parse(&err, "http://:80", &u), GS_E_INVALID_ARGUMENT);
+}
+
+static const char flower_meta[] =
+    "{\"name\":\"flower\",\"versions\":[\"1\"],\"platform\":\"x\",\"inputs\":[{\"name\":\"input\","
+    "\"datatype\":\"FP32\",\"shape\":[1,3,2,2]}],\"outputs\":[]}";
+
+static void metadata_and_shapes(void **state)
+{
+  struct gs_bench_model m;
+  struct gs_err err = {0};
+  const char *shape[] = {"tokens:7"};
+  static const char *const bad[] = {
+      "[]", "{\"name\":\"m\"}", "{\"inputs\":[{\"name\":\"a\"}]}",
+      "{\"inputs\":[{\"name\":\"a\",\"datatype\":\"FP32\",\"shape\":[\"x\"]}]}",
+      "{\"inputs\":[{\"name\":\"a\",\"datatype\":\"FP32\",\"shape\":[1,2,3,4,5,6,7,8,9]}]}", "{",
+  };
+  (void)state;
+  assert_int_equal(gs_bench_model_parse(&err, "meta", flower_meta, strlen(flower_meta), &m), 0);
+  assert_int_equal(m.ninputs, 1);
+  assert_int_equal(m.inputs[0].shape[1], 3);
+  assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 2, NULL, 0), GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "--batch-size 1"));
+  for (size_t i = 0; i < GS_NITEMS(bad); i++) {
+    err.msg[0] = 0;
+    assert_int_equal(gs_bench_model_parse(&err, "meta", bad[i], strlen(bad[i]), &m),
+                     GS_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, "meta"));
+  }
+  {
+    const char *var = "{\"name\":\"t\",\"inputs\":[{\"name\":\"tokens\",\"datatype\":\"INT64\","
+                      "\"shape\":[-1,-1]}]}";
+    assert_int_equal(gs_bench_model_parse(&err, "meta", var, strlen(var), &m), 0);
+    assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 4, NULL, 0), GS_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, "--shape tokens"));
+    assert_int_equal(gs_bench_model_parse(&err, "meta", var, strlen(var), &m), 0);
+    assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 4, shape, 1), 0);
+    assert_int_equal(m.inputs[0].shape[0], 4);
+    assert_int_equal(m.inputs[0].shape[1], 7);
+  }
+}
+
+static void input_data(void **state)
+{
+  struct gs_bench_model m;
+  struct gs_bench_samples s;
+  struct gs_err err = {0};
+  const char *good = "{\"data\":[{\"input\":[[0,1,2,3],[4,5,6,7],[8,9,10,11]]},"
+                     "{\"input\":{\"content\":[1,1,1,1,1,1,1,1,1,1,1,1],\"shape\":[1,3,2,2]}}]}";
+  static const char *const bad[] = {
+      "{\"data\":[{\"input\":[1,2]}]}", "{\"data\":[{\"other\":[1]}]}", "{\"data\":[]}",
+      "{\"data\":[{\"input\":[\"a\",1,1,1,1,1,1,1,1,1,1,1]}]}", "[1]", "{\"data\":[3]}",
+  };
+  float f;
+  (void)state;
+  assert_int_equal(gs_bench_model_parse(&err, "meta", flower_meta, strlen(flower_meta), &m), 0);
+  assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 1, NULL, 0), 0);
+  assert_int_equal(gs_bench_samples_parse(&err, "in.json", good, strlen(good), &m, &s), 0);
+  assert_int_equal(s.n, 2);
+  assert_int_equal(s.s[0].len[0], 12 * 4);
+  memcpy(&f, s.s[0].data[0] + 11 * 4, 4);
+  assert_true(f == 11.0f);
+  gs_bench_samples_free(&s);
+  for (size_t i = 0; i < GS_NITEMS(bad); i++) {
+    err.msg[0] = 0;
+    assert_int_equal(gs_bench_samples_parse(&err, "in.json", bad[i], strlen(bad[i]), &m, &s),
+                     GS_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, "in.json"));
+  }
+}
+
+static void infer_request_framing(void **state)
+{
+  struct gs_bench_model m;
+  struct gs_bench_samples s;
+  struct gs_bench_url u;
+  struct gs_err err = {0};
+  char *req, *body;
+  size_t len, clen, hlen;
+  (void)state;
+  assert_int_equal(gs_bench_url_parse(&err, "http://h:1/p", &u), 0);
+  assert_int_equal(gs_bench_model_parse(&err, "meta", flower_meta, strlen(flower_meta), &m), 0);
+  assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 1, NULL, 0), 0);
+  assert_int_equal(gs_bench_samples_fill(&err, &m, false, 7, &s), 0);
+  for (int binary = 0; binary < 2; binary++) {
+    assert_int_equal(gs_bench_infer_request(&err, &u, &m, &s.s[0], binary, binary, &req, &len), 0);
+    assert_memory_equal(req, "POST /p/v2/models/flower/infer HTTP/1.1\r\n", 41);
+    body = strstr(req, "\r\n\r\n") + 4;
+    assert_int_equal(sscanf(strstr(req, "\nContent-Length: "), "\nContent-Length: %zu", &clen), 1);
+    assert_int_equal(clen, len - (size_t)(body - req));
+    if (binary) {
+      assert_int_equal(sscanf(strstr(req, "Inference-Header-Content-Length: "),
+                              "Inference-Header-Content-Length: %zu", &hlen), 1);
+      assert_int_equal(clen - hlen, 48);
+      assert_memory_equal(body + hlen, s.s[0].data[0], 48);
+    } else {
+      assert_non_null(strstr(body, "\"data\":["));
+    }
+    free(req);
+  }
+  gs_bench_samples_free(&s);
+}
+
+static void triton_metrics(void **state)
+{
+  const char *text =
+      "# HELP nv_inference_request_success x\n"
+      "nv_inference_request_success{model=\"flower\",version=\"1\"} 10\n"
+      "nv_inference_request_success{model=\"flower2\",version=\"1\"} 99\n"
+      "nv_inference_queue_duration_us{gpu_uuid=\"a\",model=\"flower\",version=\"1\"} 200 1700000\n"
+      "nv_inference_queue_duration_us{model=\"flower\",version=\"2\"} 100\n"
+      "nv_inference_compute_infer_duration_us{model=\"flower\",version=\"1\"} 5e3\r\n"
+      "nv_inference_compute_infer_duration_us{model=\"flower\"} garbage\n";
+  struct gs_bench_server s;
+  (void)state;
+  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "flower", &s), 0);
+  assert_true(s.success == 10);
+  assert_true(s.queue_us == 300);
+  assert_true(s.cinfer_us == 5000);
+  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "bert", &s), GS_E_NOT_FOUND);
+}
+
+static void csv_round_trip_and_plot(void **state)
+{
+  struct gs_bench_step steps[3] = {0};
+  struct gs_bench_series s[2];
+  struct gs_err err = {0};
+  char *text = NULL, *svg = NULL;
+  size_t len, slen;
+  FILE *f = open_memstream(&text, &len);
+  (void)state;
+  for (int i = 0; i < 3; i++) {
+    steps[i].level = 3 - i; /* written in run order, read back sorted */
+    steps[i].stable = i != 1;
+    steps[i].throughput = 100.5 * (3 - i);
+    steps[i].p90_us = 1000u * (unsigned)(3 - i);
+  }
+  gs_bench_csv_write(f, GS_BENCH_CLOSED, steps, 3);
+  fclose(f);
+  assert_non_null(strstr(text, "Concurrency,Inferences/Second,Client Send,Network+Server "
+                               "Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,"
+                               "Server Compute Output,Client Recv,p50 latency,p90 latency,"
+                               "p95 latency,p99 latency,Avg latency\n"));
+  assert_int_equal(gs_bench_csv_read(&err, "a.csv", text, len, "p90 latency", &s[0]), 0);
+  assert_int_equal(s[0].n, 2); /* the unstable step is not a row */
+  assert_true(s[0].x[0] == 1 && s[0].x[1] == 3);
+  assert_true(s[0].latency_us[1] == 3000 && s[0].throughput[0] == 100.5);
+  assert_int_equal(gs_bench_csv_read(&err, "b.csv", text, len, "p91 latency", &s[1]),
+                   GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "b.csv"));
+  assert_int_equal(gs_bench_csv_read(&err, "c.csv", "Concurrency,Inferences/Second,p90 latency\n"
+                                     "1,x,3\n", 48, "p90 latency", &s[1]), GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "c.csv:2"));
+  assert_int_equal(gs_bench_csv_read(&err, "d.csv", text, len, "p90 latency", &s[1]), 0);
+  strcpy(s[0].label, "1 <slice>");
+  strcpy(s[1].label, "7 slices");
+  assert_int_equal(gs_bench_plot_svg(&err, s, 2, "p90 latency", 50000, &svg, &slen), 0);
+  assert_non_null(strstr(svg, "<svg"));
+  assert_non_null(strstr(svg, "1 &lt;slice&gt;"));
+  assert_non_null(strstr(svg, "7 slices"));
+  assert_non_null(strstr(svg, "latency budget 50 ms"));
+  assert_non_null(strstr(svg, "</svg>"));
+  free(svg);
+  gs_bench_series_free(&s[0]);
+  gs_bench_series_free(&s[1]);
+  free(text);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(responses_at_every_split),
+      cmocka_unit_test(responses_refused),
+      cmocka_unit_test(urls),
+      cmocka_unit_test(metadata_and_shapes),
+      cmocka_unit_test(input_data),
+      cmocka_unit_test(infer_request_framing),
+      cmocka_unit_test(triton_metrics),
+      cmocka_unit_test(csv_round_trip_and_plot),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
