@@ -16,7 +16,7 @@
 #define LOOP_FDS 65536
 
 struct serve_opts {
-  const char *listen, *log_dir;
+  const char *listen, *log_dir, *admin_listen, *admin_token, *admin_token_file;
   unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base;
   bool ephemeral;
   enum gs_proxy_policy policy;
@@ -26,13 +26,14 @@ struct serve_run {
   struct gs_loop *loop;
   struct gs_proxy *proxy;
   struct gs_super *super;
+  struct gs_proxy_admin_server *admin;
   const struct gs_super_slot *slots;
   uint64_t drain_ms, drain_until;
   bool draining;
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE };
 
 static int number(const char *v, const char *name, unsigned *out)
 {
@@ -57,6 +58,9 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_DRAIN: return number(value, "--drain-timeout", &o->drain_ms);
   case O_PORTS: return number(value, "--port-base", &o->port_base);
   case O_EPHEMERAL: o->ephemeral = true; return 0;
+  case O_ADMIN: o->admin_listen = value; return 0;
+  case O_TOKEN: o->admin_token = value; return 0;
+  case O_TOKEN_FILE: o->admin_token_file = value; return 0;
   case O_POLICY:
     if (strcmp(value, "p2c") == 0)
       o->policy = GS_PROXY_P2C;
@@ -80,6 +84,9 @@ static const struct option serve_extra[] = {
     {"drain-timeout", required_argument, NULL, O_DRAIN},
     {"port-base", required_argument, NULL, O_PORTS},
     {"ephemeral-ports", no_argument, NULL, O_EPHEMERAL},
+    {"admin-listen", required_argument, NULL, O_ADMIN},
+    {"admin-token", required_argument, NULL, O_TOKEN},
+    {"admin-token-file", required_argument, NULL, O_TOKEN_FILE},
     {0},
 };
 
@@ -112,6 +119,31 @@ static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device 
     for (unsigned r = 0; r < replicas; r++, ns++)
       slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, ns};
   return (int)ns;
+}
+
+/* The admin token from --admin-token or the first line of
+ * --admin-token-file (*buf holds it then); 0 or an exit code. */
+static int admin_token(struct serve_opts *o, char **buf)
+{
+  struct gs_err err = {0};
+  size_t len;
+  if (o->admin_token && o->admin_token_file)
+    return cli_usage("give --admin-token or --admin-token-file, not both");
+  if (o->admin_token_file) {
+    if (gs_file_read(&err, o->admin_token_file, 4096, buf, &len) != 0)
+      return cli_fail(&err);
+    (*buf)[strcspn(*buf, "\r\n")] = 0;
+    o->admin_token = *buf;
+  }
+  if (!o->admin_token)
+    return 0;
+  for (const char *t = o->admin_token; *t; t++)
+    if (*t <= ' ' || *t > '~')
+      return cli_usage("the admin token must be printable ASCII without spaces");
+  if (strlen(o->admin_token) < 16)
+    return cli_usage("the admin token is too short: give 16 characters or more "
+                     "(e.g. from `openssl rand -hex 16`)");
+  return 0;
 }
 
 static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
@@ -175,7 +207,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   struct gs_super_config scfg = *sc;
   sigset_t sigs, old;
   int sfd = -1, lfd = -1, rc;
-  unsigned port = 0;
+  unsigned port = 0, aport = 0;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
@@ -190,6 +222,13 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
       (rc = gs_proxy_listen_fd(err, run->proxy, lfd)) != 0)
     goto out;
   lfd = -1; /* the proxy's now */
+  if (strcmp(o->admin_listen, "off") != 0) {
+    if ((rc = gs_serve_listen(err, o->admin_listen, 64, &lfd, &aport)) != 0 ||
+        (rc = gs_proxy_admin_new(err, run->loop, run->proxy, run->super, o->admin_token, lfd,
+                                 &run->admin)) != 0)
+      goto out;
+    lfd = -1;
+  }
   if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
     rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM and SIGINT");
     goto out;
@@ -199,6 +238,9 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
     goto out;
   printf("listening on %.*s:%u, %zu workers starting\n", (int)(strrchr(o->listen, ':') - o->listen),
          o->listen, port, nslots);
+  if (run->admin)
+    printf("admin on %.*s:%u\n", (int)(strrchr(o->admin_listen, ':') - o->admin_listen),
+           o->admin_listen, aport);
   fflush(stdout);
   rc = gs_loop_run(run->loop);
   if (rc == 0)
@@ -208,6 +250,7 @@ out:
     close(lfd);
   /* The supervisor first: freeing it may still report workers leaving. */
   gs_super_free(run->super);
+  gs_proxy_admin_free(run->admin);
   gs_proxy_free(run->proxy);
   if (sfd >= 0)
     gs_loop_close_fd(run->loop, sfd);
@@ -221,32 +264,42 @@ static int run_serve(struct cli *c, int argc, char **argv)
   static const char usage[] =
       "gpuslice serve [--listen HOST:PORT] [--replicas N] [--policy p2c|rr] [--log-dir DIR]\n"
       "    [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
-      "    [--port-base N | --ephemeral-ports] [-i GPUS] -- COMMAND ARGS...\n"
+      "    [--port-base N | --ephemeral-ports] [--admin-listen HOST:PORT|off]\n"
+      "    [--admin-token TOKEN | --admin-token-file FILE] [-i GPUS] -- COMMAND ARGS...\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
-  struct serve_opts o = {.listen = "127.0.0.1:8000", .replicas = 1, .drain_ms = 10000};
+  struct serve_opts o = {.listen = "127.0.0.1:8000", .admin_listen = "127.0.0.1:8001",
+                         .replicas = 1, .drain_ms = 10000};
   struct gs_super_config sc = {0};
   struct serve_run run = {0};
   struct gs_mig_device *devs = NULL;
   struct gs_super_slot *slots = NULL;
   struct gs_err err = {0};
+  char *token_buf = NULL;
   int first, n, rc;
   if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, &o)) <= 0)
     return -first;
+
   if (first >= argc || strcmp(argv[first - 1], "--") != 0)
     return cli_usage("give the worker command after `--`; usage: %s", usage);
   if (!o.replicas || o.replicas > 64)
     return cli_usage("--replicas %u: expected 1 to 64", o.replicas);
+  if ((rc = admin_token(&o, &token_buf)) != 0) {
+    free(token_buf);
+    return rc;
+  }
   devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
                  sizeof(*slots));
   if (!devs || !slots) {
     free(devs);
     free(slots);
+    free(token_buf);
     return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
   }
   if ((n = collect_slots(c, o.replicas, devs, slots)) < 0) {
     free(devs);
     free(slots);
+    free(token_buf);
     return -n;
   }
   sc.slots = slots;
@@ -261,6 +314,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
   rc = serve_loop(&o, &sc, (size_t)n, &run, &err);
   free(devs);
   free(slots);
+  free(token_buf);
   return rc ? cli_fail(&err) : GS_EXIT_OK;
 }
 

@@ -22,6 +22,17 @@
 #define UP_READ_MIN 16384u /* free space wanted before each upstream read */
 #define MAX_ATTEMPTS 4 /* one retry after a worker's failure, plus stale pooled connections */
 
+/* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
+ * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
+static const uint64_t hist_le_us[] = {500,    1000,   2500,    5000,    10000,   25000,   50000,
+                                      100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
+#define NBUCKETS (GS_NITEMS(hist_le_us) + 1)
+
+struct hist {
+  uint64_t bucket[NBUCKETS]; /* not cumulative: /metrics sums them */
+  uint64_t count, sum_us;
+};
+
 struct pworker;
 struct preq;
 
@@ -51,8 +62,10 @@ struct pworker {
   unsigned port;
   bool ready, ejected;
   uint64_t eject_timer;
+  enum gs_proxy_admin admin;
   unsigned inflight, fails;
   uint64_t requests, errors;
+  struct hist latency; /* of the answers it gave */
   struct upconn *idle;
   unsigned nidle;
 };
@@ -67,6 +80,7 @@ struct preq {
   bool head_method;
   unsigned attempts;
   bool retried; /* the one retry after a worker's failure is spent */
+  uint64_t start_us;
   uint64_t timer;
   struct upconn *uc;
 };
@@ -82,6 +96,7 @@ struct gs_proxy {
   size_t nreqs;
   uint64_t rng, rr;
   uint64_t requests, errors;
+  struct hist latency; /* of every answer, the proxy's own errors included */
 };
 
 static void up_close(struct upconn *uc);
@@ -92,7 +107,17 @@ static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
 
 static bool usable(const struct pworker *wk)
 {
-  return wk->ready && !wk->ejected && wk->port;
+  return wk->ready && !wk->ejected && wk->port && wk->admin == GS_PROXY_ENABLED;
+}
+
+static void hist_add(struct hist *h, uint64_t us)
+{
+  size_t i = 0;
+  while (i < GS_NITEMS(hist_le_us) && us > hist_le_us[i])
+    i++;
+  h->bucket[i]++;
+  h->count++;
+  h->sum_us += us;
 }
 
 static void drop_idle(struct pworker *wk)
@@ -154,6 +179,46 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
 bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
 {
   return w < p->cfg.nworkers && usable(&p->w[w]);
+}
+
+const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
+{
+  switch (a) {
+  case GS_PROXY_ENABLED: return "enabled";
+  case GS_PROXY_DRAINING: return inflight ? "draining" : "drained";
+  case GS_PROXY_DISABLED: return "disabled";
+  }
+  return "unknown";
+}
+
+int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
+{
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  p->w[w].admin = a;
+  /* Drained or disabled: its pooled connections go now; those carrying a
+   * request finish it and close (up_release sees it unusable). */
+  if (a != GS_PROXY_ENABLED)
+    drop_idle(&p->w[w]);
+  return 0;
+}
+
+int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out)
+{
+  const struct pworker *wk;
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  wk = &p->w[w];
+  *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
+                                        .ejected = wk->ejected, .in_pool = usable(wk),
+                                        .admin = wk->admin, .inflight = wk->inflight,
+                                        .requests = wk->requests, .errors = wk->errors};
+  return 0;
+}
+
+size_t gs_proxy_count(const struct gs_proxy *p)
+{
+  return p->cfg.nworkers;
 }
 
 static uint64_t next_rand(struct gs_proxy *p)
@@ -301,6 +366,7 @@ static void req_error(struct preq *r, int status, const char *fmt, ...)
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   r->p->errors++;
+  hist_add(&r->p->latency, gs_loop_now_us() - r->start_us);
   req_free(r);
   gs_http_respond_error(client, status, "%s", msg);
 }
@@ -590,7 +656,10 @@ static void up_complete(struct upconn *uc)
   struct preq *r = uc->req;
   struct gs_http_conn *client = r->client;
   struct pworker *wk = uc->wk;
+  uint64_t us = gs_loop_now_us() - r->start_us;
   wk->fails = 0;
+  hist_add(&wk->latency, us);
+  hist_add(&r->p->latency, us);
   req_detach(r);
   req_free(r);
   /* The connection is out of every list while the answer is copied out of
@@ -707,17 +776,48 @@ static char *build_upstream(const struct gs_http_request *q, size_t *len)
   return out;
 }
 
-/* Prometheus text for /metrics. */
-static void respond_metrics(struct gs_proxy *p, struct gs_http_conn *conn)
+/* One histogram in Prometheus text: cumulative buckets, sum, count.
+ * labels: "" or "worker=\"3\"," (trailing comma, for le= to follow). */
+static void hist_print(FILE *f, const char *name, const char *labels, const struct hist *h)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  size_t inflight = 0;
-  if (!f) {
-    gs_http_respond_error(conn, 500, "out of memory writing metrics");
-    return;
+  uint64_t cum = 0;
+  size_t ll = strlen(labels);
+  for (size_t i = 0; i < GS_NITEMS(hist_le_us); i++) {
+    cum += h->bucket[i];
+    fprintf(f, "%s_bucket{%sle=\"%g\"} %llu\n", name, labels, (double)hist_le_us[i] / 1e6,
+            (unsigned long long)cum);
   }
+  fprintf(f, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->count);
+  /* sum and count take the labels without the trailing comma */
+  fprintf(f, "%s_sum%s%.*s%s %.6f\n%s_count%s%.*s%s %llu\n", name, ll ? "{" : "",
+          (int)(ll ? ll - 1 : 0), labels, ll ? "}" : "", (double)h->sum_us / 1e6, name,
+          ll ? "{" : "", (int)(ll ? ll - 1 : 0), labels, ll ? "}" : "",
+          (unsigned long long)h->count);
+}
+
+/* A per-worker metric family: HELP, TYPE, one line per worker. */
+static void family(FILE *f, const struct gs_proxy *p, const char *name, const char *type,
+                   const char *help, unsigned long long (*value)(const struct pworker *))
+{
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  for (size_t i = 0; i < p->cfg.nworkers; i++)
+    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(&p->w[i]));
+}
+
+static unsigned long long v_requests(const struct pworker *w) { return w->requests; }
+static unsigned long long v_errors(const struct pworker *w) { return w->errors; }
+static unsigned long long v_inflight(const struct pworker *w) { return w->inflight; }
+static unsigned long long v_up(const struct pworker *w) { return usable(w); }
+
+static unsigned long long v_restarts(const struct pworker *w)
+{
+  struct gs_super_info info;
+  return gs_super_info(w->p->cfg.super, w->id, &info) == 0 ? info.restarts : 0;
+}
+
+static void write_metrics(struct gs_proxy *p, FILE *f)
+{
+  size_t inflight = 0;
   for (size_t i = 0; i < p->cfg.nworkers; i++)
     inflight += p->w[i].inflight;
   fprintf(f, "# HELP gpuslice_proxy_requests_total Requests the proxy accepted.\n"
@@ -728,33 +828,44 @@ static void respond_metrics(struct gs_proxy *p, struct gs_http_conn *conn)
              "gpuslice_proxy_errors_total %llu\n"
              "# HELP gpuslice_proxy_inflight Requests sent to workers and not yet answered.\n"
              "# TYPE gpuslice_proxy_inflight gauge\n"
-             "gpuslice_proxy_inflight %zu\n",
+             "gpuslice_proxy_inflight %zu\n"
+             "# HELP gpuslice_proxy_request_duration_seconds From a request's arrival to its "
+             "answer (the proxy's errors too).\n"
+             "# TYPE gpuslice_proxy_request_duration_seconds histogram\n",
           (unsigned long long)p->requests, (unsigned long long)p->errors, inflight);
-  fprintf(f, "# HELP gpuslice_worker_requests_total Requests sent to a worker (retries count).\n"
-             "# TYPE gpuslice_worker_requests_total counter\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_requests_total{worker=\"%zu\"} %llu\n", i,
-            (unsigned long long)p->w[i].requests);
-  fprintf(f, "# HELP gpuslice_worker_errors_total Refusals, resets and timeouts of a worker.\n"
-             "# TYPE gpuslice_worker_errors_total counter\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_errors_total{worker=\"%zu\"} %llu\n", i,
-            (unsigned long long)p->w[i].errors);
-  fprintf(f, "# TYPE gpuslice_worker_inflight gauge\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_inflight{worker=\"%zu\"} %u\n", i, p->w[i].inflight);
-  fprintf(f, "# HELP gpuslice_worker_up 1 when the worker is in the pool (ready, not ejected).\n"
-             "# TYPE gpuslice_worker_up gauge\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_up{worker=\"%zu\"} %d\n", i, usable(&p->w[i]));
-  if (p->cfg.super) {
-    fprintf(f, "# TYPE gpuslice_worker_restarts_total counter\n");
-    for (size_t i = 0; i < p->cfg.nworkers; i++) {
-      struct gs_super_info info;
-      if (gs_super_info(p->cfg.super, i, &info) == 0)
-        fprintf(f, "gpuslice_worker_restarts_total{worker=\"%zu\"} %u\n", i, info.restarts);
-    }
+  hist_print(f, "gpuslice_proxy_request_duration_seconds", "", &p->latency);
+  family(f, p, "gpuslice_worker_requests_total", "counter",
+         "Requests sent to a worker (retries count).", v_requests);
+  family(f, p, "gpuslice_worker_errors_total", "counter",
+         "Refusals, resets and timeouts of a worker.", v_errors);
+  family(f, p, "gpuslice_worker_inflight", "gauge", "Requests sent to a worker, unanswered.",
+         v_inflight);
+  family(f, p, "gpuslice_worker_up", "gauge",
+         "1 when the worker is in the pool (ready, not ejected, enabled).", v_up);
+  if (p->cfg.super)
+    family(f, p, "gpuslice_worker_restarts_total", "counter", "Starts after the first one.",
+           v_restarts);
+  fprintf(f, "# HELP gpuslice_worker_request_duration_seconds From a request's arrival at the "
+             "proxy to the answer this worker gave.\n"
+             "# TYPE gpuslice_worker_request_duration_seconds histogram\n");
+  for (size_t i = 0; i < p->cfg.nworkers; i++) {
+    char labels[48];
+    snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
+    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i].latency);
   }
+}
+
+/* Prometheus text for /metrics. */
+static void respond_metrics(struct gs_proxy *p, struct gs_http_conn *conn)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) {
+    gs_http_respond_error(conn, 500, "out of memory writing metrics");
+    return;
+  }
+  write_metrics(p, f);
   if (fclose(f) != 0) {
     free(buf);
     gs_http_respond_error(conn, 500, "out of memory writing metrics");
@@ -782,6 +893,7 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
   }
   r->p = p;
   r->client = conn;
+  r->start_us = gs_loop_now_us();
   r->head_method = q->method_len == 4 && memcmp(q->method, "HEAD", 4) == 0;
   r->next = p->reqs;
   if (p->reqs)

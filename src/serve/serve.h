@@ -155,7 +155,8 @@ void gs_serve_worker_free(struct gs_serve_worker *w);
 void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
 void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
                             const struct gs_http_request *req);
-/* Serves on listen_fd until SIGTERM or SIGINT; 0 or a negative code. */
+/* Serves on listen_fd until SIGTERM or SIGINT; SIGUSR1 toggles its ready
+ * answer between 200 and 503 (a live but unready worker). 0 or a negative code. */
 int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
                         const struct gs_http_limits *limits);
 
@@ -221,6 +222,7 @@ struct gs_super_info {
   uint64_t backoff_ms;        /* in BACKOFF: the delay of the pending restart */
   uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_loop_now_us clock) */
   uint64_t ready_since_us;    /* in READY: since when */
+  const char *uuid, *profile; /* the slot's, valid while the supervisor lives */
 };
 
 /* "starting", "ready", "unready", "backoff", "stopped". */
@@ -284,11 +286,46 @@ int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd);
 void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready);
 /* True when w is in the pool and not ejected. */
 bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w);
+/* An operator's say over one worker (the admin API), kept across restarts:
+ * DRAINING takes no new request and finishes those under way ("drained"
+ * once none is left); DISABLED leaves the pool at once (requests under way
+ * still finish). Neither stops the process: ENABLED brings it back as soon
+ * as it is ready. */
+enum gs_proxy_admin { GS_PROXY_ENABLED, GS_PROXY_DRAINING, GS_PROXY_DISABLED };
+
+struct gs_proxy_worker_stats {
+  unsigned port;
+  bool ready, ejected, in_pool; /* in_pool: ready, not ejected, enabled */
+  enum gs_proxy_admin admin;
+  unsigned inflight;
+  uint64_t requests, errors;
+};
+
+/* "enabled", "draining" (requests still under way), "drained", "disabled". */
+const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight);
+/* GS_E_NOT_FOUND for w out of range. */
+int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a);
+int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out);
+size_t gs_proxy_count(const struct gs_proxy *p);
 /* Stops accepting new connections (drain); requests under way go on. */
 void gs_proxy_drain(struct gs_proxy *p);
 /* Requests accepted and not yet answered. */
 size_t gs_proxy_inflight(const struct gs_proxy *p);
 /* Closes every connection; unanswered clients just see theirs close. Takes NULL. */
 void gs_proxy_free(struct gs_proxy *p);
+
+/* ---- admin API (docs/proxy.md) ---- */
+
+/* A JSON API on its own listener: list the workers, drain, disable or
+ * enable one. With a token, every request must carry "Authorization: Bearer
+ * <token>"; without one, the caller must have bound fd to a loopback address
+ * (gs_proxy_admin_check_bind). super may be NULL (no process columns). */
+struct gs_proxy_admin_server;
+int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+                       const struct gs_super *super, const char *token, int fd,
+                       struct gs_proxy_admin_server **out);
+void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
+/* GS_E_NO_PERMISSION when fd is bound to a non-loopback address and token is NULL. */
+int gs_proxy_admin_check_bind(struct gs_err *err, int fd, const char *token);
 
 #endif

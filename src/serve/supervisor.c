@@ -736,6 +736,8 @@ int gs_super_info(const struct gs_super *s, size_t w, struct gs_super_info *out)
   if (w >= s->n)
     return GS_E_NOT_FOUND;
   *out = s->workers[w].info;
+  out->uuid = s->workers[w].uuid;
+  out->profile = s->workers[w].profile;
   return 0;
 }
 
