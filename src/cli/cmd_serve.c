@@ -16,10 +16,12 @@
 #define LOOP_FDS 65536
 
 struct serve_opts {
-  const char *listen, *log_dir, *admin_listen, *admin_token, *admin_token_file;
+  const char *listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
+  const char *file; /* -f: the serve config file */
   unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base;
   bool ephemeral;
   enum gs_proxy_policy policy;
+  unsigned given; /* bit (O_x - O_LISTEN) for each option given, from either source */
 };
 
 struct serve_run {
@@ -33,7 +35,9 @@ struct serve_run {
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_END };
+
+#define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
 static int number(const char *v, const char *name, unsigned *out)
 {
@@ -49,7 +53,11 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   struct serve_opts *o = arg;
   (void)c;
+  if (ch >= O_LISTEN && ch < O_END)
+    o->given |= 1u << (ch - O_LISTEN);
   switch (ch) {
+  case 'f': o->file = value; return 0;
+  case O_READY: o->ready_path = value; return 0;
   case O_LISTEN: o->listen = value; return 0;
   case O_LOG_DIR: o->log_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
@@ -87,6 +95,8 @@ static const struct option serve_extra[] = {
     {"admin-listen", required_argument, NULL, O_ADMIN},
     {"admin-token", required_argument, NULL, O_TOKEN},
     {"admin-token-file", required_argument, NULL, O_TOKEN_FILE},
+    {"ready-path", required_argument, NULL, O_READY},
+    {"file", required_argument, NULL, 'f'},
     {0},
 };
 
@@ -119,6 +129,61 @@ static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device 
     for (unsigned r = 0; r < replicas; r++, ns++)
       slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, ns};
   return (int)ns;
+}
+
+/* Options of the serve file the command line did not give, through the same
+ * option parser (one set of checks); the file's strings stay in f. */
+static int apply_file(struct cli *c, struct serve_opts *o, const struct gs_serve_file *f)
+{
+  unsigned from_cli = o->given;
+  for (size_t i = 0; i < f->nopts; i++) {
+    const struct gs_serve_file_opt *fo = &f->opts[i];
+    const struct option *x = serve_extra;
+    int rc;
+    if (strcmp(fo->key, "gpus") == 0) {
+      if (!c->gpus)
+        c->gpus = fo->value;
+      continue;
+    }
+    while (x->name && strcmp(x->name, fo->key) != 0)
+      x++;
+    if (!x->name || ((from_cli >> (x->val - O_LISTEN)) & 1u))
+      continue;
+    if (x->val == O_EPHEMERAL) {
+      if (strcmp(fo->value, "true") != 0 && strcmp(fo->value, "false") != 0)
+        return cli_usage("%s:%u: ephemeral-ports: expected true or false, found '%s'", o->file,
+                         fo->line, fo->value);
+      if (strcmp(fo->value, "false") == 0)
+        continue;
+    }
+    if ((rc = on_serve_opt(c, x->val, fo->value, o)) != 0) {
+      fprintf(stderr, "gpuslice: (that is %s, line %u: %s)\n", o->file, fo->line, fo->key);
+      return rc;
+    }
+  }
+  for (size_t i = 0; f->env && f->env[i]; i++) {
+    char *eq = strchr(f->env[i], '=');
+    *eq = 0; /* the name, then the value; the workers inherit serve's environment */
+    if (setenv(f->env[i], eq + 1, 1) != 0)
+      return cli_usage("%s: env: cannot set %s", o->file, f->env[i]);
+    *eq = '=';
+  }
+  return 0;
+}
+
+static int load_file(struct cli *c, struct serve_opts *o, struct gs_serve_file **f)
+{
+  struct gs_err err = {0};
+  char *text;
+  size_t len;
+  int rc;
+  if (gs_file_read(&err, o->file, 1 << 20, &text, &len) != 0)
+    return cli_fail(&err);
+  rc = gs_serve_file_parse(&err, o->file, text, len, f);
+  free(text);
+  if (rc)
+    return cli_fail(&err);
+  return apply_file(c, o, *f);
 }
 
 /* The admin token from --admin-token or the first line of
@@ -259,63 +324,92 @@ out:
   return rc;
 }
 
-static int run_serve(struct cli *c, int argc, char **argv)
+/* Defaults of the options neither the command line nor the file gave. */
+static void defaults(struct serve_opts *o)
+{
+  if (!o->listen)
+    o->listen = "127.0.0.1:8000";
+  if (!o->admin_listen)
+    o->admin_listen = "127.0.0.1:8001";
+  if (!GIVEN(o, O_REPLICAS))
+    o->replicas = 1;
+  if (!GIVEN(o, O_DRAIN))
+    o->drain_ms = 10000;
+}
+
+/* Everything but the slots: options, file, token, command; 0 or an exit code. */
+static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
+                   struct gs_serve_file **f, char **token_buf, const char *const **cmd)
 {
   static const char usage[] =
-      "gpuslice serve [--listen HOST:PORT] [--replicas N] [--policy p2c|rr] [--log-dir DIR]\n"
-      "    [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
-      "    [--port-base N | --ephemeral-ports] [--admin-listen HOST:PORT|off]\n"
-      "    [--admin-token TOKEN | --admin-token-file FILE] [-i GPUS] -- COMMAND ARGS...\n"
+      "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
+      "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
+      "    [--port-base N | --ephemeral-ports] [--ready-path PATH]\n"
+      "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
+      "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
-  struct serve_opts o = {.listen = "127.0.0.1:8000", .admin_listen = "127.0.0.1:8001",
-                         .replicas = 1, .drain_ms = 10000};
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0)
+    return -first;
+  if (first < argc && strcmp(argv[first - 1], "--") != 0)
+    return cli_usage("unexpected argument '%s': give the worker command after `--`", argv[first]);
+  if (o->file && (rc = load_file(c, o, f)) != 0)
+    return rc;
+  defaults(o);
+  if (first < argc)
+    *cmd = (const char *const *)(argv + first);
+  else if (*f && (*f)->command)
+    *cmd = (const char *const *)(*f)->command;
+  else
+    return cli_usage("give the worker command after `--` (or as command: in the serve file); "
+                     "usage: %s", usage);
+  if (!o->replicas || o->replicas > 64)
+    return cli_usage("--replicas %u: expected 1 to 64", o->replicas);
+  return admin_token(o, token_buf);
+}
+
+static int run_serve(struct cli *c, int argc, char **argv)
+{
+  struct serve_opts o = {0};
   struct gs_super_config sc = {0};
   struct serve_run run = {0};
+  struct gs_serve_file *file = NULL;
   struct gs_mig_device *devs = NULL;
   struct gs_super_slot *slots = NULL;
+  const char *const *cmd = NULL;
   struct gs_err err = {0};
   char *token_buf = NULL;
-  int first, n, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, &o)) <= 0)
-    return -first;
-
-  if (first >= argc || strcmp(argv[first - 1], "--") != 0)
-    return cli_usage("give the worker command after `--`; usage: %s", usage);
-  if (!o.replicas || o.replicas > 64)
-    return cli_usage("--replicas %u: expected 1 to 64", o.replicas);
-  if ((rc = admin_token(&o, &token_buf)) != 0) {
-    free(token_buf);
-    return rc;
-  }
+  int n, rc;
+  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0)
+    goto out;
   devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
                  sizeof(*slots));
   if (!devs || !slots) {
-    free(devs);
-    free(slots);
-    free(token_buf);
-    return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
+    rc = cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
+    goto out;
   }
   if ((n = collect_slots(c, o.replicas, devs, slots)) < 0) {
-    free(devs);
-    free(slots);
-    free(token_buf);
-    return -n;
+    rc = -n;
+    goto out;
   }
   sc.slots = slots;
   sc.nslots = (size_t)n;
-  sc.argv = (const char *const *)(argv + first);
+  sc.argv = cmd;
   sc.log_dir = o.log_dir;
   sc.port_base = o.port_base;
   sc.ephemeral_ports = o.ephemeral;
+  sc.ready_path = o.ready_path;
   sc.on_ready = on_ready;
   run.slots = slots;
   run.drain_ms = o.drain_ms;
-  rc = serve_loop(&o, &sc, (size_t)n, &run, &err);
+  rc = serve_loop(&o, &sc, (size_t)n, &run, &err) ? cli_fail(&err) : GS_EXIT_OK;
+out:
   free(devs);
   free(slots);
   free(token_buf);
-  return rc ? cli_fail(&err) : GS_EXIT_OK;
+  gs_serve_file_free(file);
+  return rc;
 }
 
 const struct cli_verb cli_verbs_serve[] = {

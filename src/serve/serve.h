@@ -314,6 +314,30 @@ size_t gs_proxy_inflight(const struct gs_proxy *p);
 /* Closes every connection; unanswered clients just see theirs close. Takes NULL. */
 void gs_proxy_free(struct gs_proxy *p);
 
+/* ---- serve config file (docs/proxy.md) ---- */
+
+/* One option of the file: key is a long option of `gpuslice serve` without
+ * its dashes ("worker-timeout"), value its text as the command line takes it. */
+struct gs_serve_file_opt {
+  const char *key; /* static */
+  char *value;
+  unsigned line;
+};
+
+struct gs_serve_file {
+  struct gs_serve_file_opt *opts;
+  size_t nopts;
+  char **command; /* NULL-terminated; NULL when the file has none */
+  char **env;     /* "NAME=value", NULL-terminated; NULL when none */
+};
+
+/* Parses a serve file strictly: unknown or repeated keys and wrong kinds are
+ * GS_E_INVALID_ARGUMENT naming origin, the line and the key. Values are not
+ * checked here: the command line's parser does it (one rule for both). */
+int gs_serve_file_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
+                        struct gs_serve_file **out);
+void gs_serve_file_free(struct gs_serve_file *f);
+
 /* ---- admin API (docs/proxy.md) ---- */
 
 /* A JSON API on its own listener: list the workers, drain, disable or
