@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -18,7 +19,7 @@
 struct serve_opts {
   const char *listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
   const char *file; /* -f: the serve config file */
-  unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base;
+  unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base, max_conns;
   bool ephemeral;
   enum gs_proxy_policy policy;
   unsigned given; /* bit (O_x - O_LISTEN) for each option given, from either source */
@@ -35,7 +36,7 @@ struct serve_run {
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_END };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_END };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -58,6 +59,7 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   switch (ch) {
   case 'f': o->file = value; return 0;
   case O_READY: o->ready_path = value; return 0;
+  case O_CONNS: return number(value, "--max-conns", &o->max_conns);
   case O_LISTEN: o->listen = value; return 0;
   case O_LOG_DIR: o->log_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
@@ -96,6 +98,7 @@ static const struct option serve_extra[] = {
     {"admin-token", required_argument, NULL, O_TOKEN},
     {"admin-token-file", required_argument, NULL, O_TOKEN_FILE},
     {"ready-path", required_argument, NULL, O_READY},
+    {"max-conns", required_argument, NULL, O_CONNS},
     {"file", required_argument, NULL, 'f'},
     {0},
 };
@@ -263,6 +266,17 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   gs_loop_timer_add(loop, 0, on_drain_tick, run);
 }
 
+/* Client connections, upstream ones and workers' pipes need fds: the soft
+ * limit (often 1024) goes up to the hard one, as far as the loop can use. */
+static void raise_nofile(void)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= LOOP_FDS)
+    return;
+  rl.rlim_cur = rl.rlim_max < LOOP_FDS ? rl.rlim_max : LOOP_FDS;
+  setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, size_t nslots,
                       struct serve_run *run, struct gs_err *err)
 {
@@ -273,6 +287,10 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   sigset_t sigs, old;
   int sfd = -1, lfd = -1, rc;
   unsigned port = 0, aport = 0;
+  gs_http_limits_default(&pc.limits);
+  if (o->max_conns)
+    pc.limits.max_conns = o->max_conns;
+  raise_nofile();
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
@@ -344,7 +362,7 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
   static const char usage[] =
       "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
       "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
-      "    [--port-base N | --ephemeral-ports] [--ready-path PATH]\n"
+      "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N]\n"
       "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
       "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
@@ -365,6 +383,8 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
                      "usage: %s", usage);
   if (!o->replicas || o->replicas > 64)
     return cli_usage("--replicas %u: expected 1 to 64", o->replicas);
+  if (o->max_conns > LOOP_FDS - 4096)
+    return cli_usage("--max-conns %u: at most %d", o->max_conns, LOOP_FDS - 4096);
   return admin_token(o, token_buf);
 }
 
