@@ -30,8 +30,11 @@ struct serve_run {
   struct gs_proxy *proxy;
   struct gs_super *super;
   struct gs_proxy_admin_server *admin;
-  const struct gs_super_slot *slots;
-  uint64_t drain_ms, drain_until;
+  struct cli *c;     /* for the reload: the backend and -i */
+  unsigned replicas;
+  bool *retiring;    /* by worker: drained for a reload, retired once idle */
+  size_t nretiring;
+  uint64_t drain_ms, drain_until, retire_until, retire_timer;
   bool draining;
 };
 
@@ -105,10 +108,11 @@ static const struct option serve_extra[] = {
 
 /* One slot per MIG device (times replicas) of the selected GPUs; the
  * strings live in devs, which the caller keeps. Returns the count or -exit. */
-static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device *devs,
-                         struct gs_super_slot *slots)
+/* The MIG devices of the selected GPUs, in GPU then device order; the count
+ * (0 included) or -exit. devs holds GS_BACKEND_MAX_GPUS * MAX_MIG_DEVICES. */
+static int list_devices(struct cli *c, struct gs_mig_device *devs)
 {
-  unsigned gpus[GS_BACKEND_MAX_GPUS], total = 0, ns = 0;
+  unsigned gpus[GS_BACKEND_MAX_GPUS], total = 0;
   struct gs_backend *b;
   struct gs_err err = {0};
   int n, rc;
@@ -123,15 +127,26 @@ static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device 
       return -cli_fail(&err);
     total += nd;
   }
+  return (int)total;
+}
+
+/* One slot per MIG device (times replicas) of the selected GPUs; the
+ * strings live in devs, which the caller keeps. Returns the count or -exit. */
+static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device *devs,
+                         struct gs_super_slot *slots)
+{
+  int total = list_devices(c, devs), ns = 0;
+  if (total < 0)
+    return total;
   if (!total) {
     fprintf(stderr, "gpuslice: serve: the selected GPUs have no MIG devices to run workers on; "
                     "partition them first with `gpuslice apply` or `gpuslice gi create -C`\n");
     return -GS_EXIT_FAILED;
   }
-  for (unsigned k = 0; k < total; k++)
+  for (int k = 0; k < total; k++)
     for (unsigned r = 0; r < replicas; r++, ns++)
-      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, ns};
-  return (int)ns;
+      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, (unsigned)ns};
+  return ns;
 }
 
 /* Options of the serve file the command line did not give, through the same
@@ -221,8 +236,8 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
   if (gs_super_info(s, w, &info) != 0)
     return;
   gs_proxy_worker_set(run->proxy, w, info.port, ready);
-  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, run->slots[w].profile,
-         run->slots[w].uuid, info.port, ready ? "joined" : "left",
+  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, info.profile, info.uuid,
+         info.port, ready ? "joined" : "left",
          gs_super_state_name(info.state));
   fflush(stdout);
 }
@@ -251,6 +266,122 @@ static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
   return GS_LOOP_TIMER_DONE;
 }
 
+/* ---- SIGHUP: reload the MIG devices ---- */
+
+/* Workers drained for a reload are retired once idle, or when the drain
+ * timeout has passed. */
+static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct serve_run *run = data;
+  bool left = false;
+  (void)loop;
+  (void)id;
+  for (size_t w = 0; w < run->nretiring; w++) {
+    struct gs_proxy_worker_stats st;
+    if (!run->retiring[w] || gs_proxy_worker_stats(run->proxy, w, &st) != 0)
+      continue;
+    if (st.inflight && gs_loop_now_us() < run->retire_until) {
+      left = true;
+      continue;
+    }
+    run->retiring[w] = false;
+    gs_super_retire(run->super, w);
+    printf("worker %zu retired: its device is gone\n", w);
+  }
+  fflush(stdout);
+  if (left)
+    return 20000;
+  run->retire_timer = 0;
+  return GS_LOOP_TIMER_DONE;
+}
+
+static bool has_device(const struct gs_mig_device *devs, int n, const char *uuid)
+{
+  for (int i = 0; i < n; i++)
+    if (strcmp(devs[i].uuid, uuid) == 0)
+      return true;
+  return false;
+}
+
+/* True when a live (not retired, not retiring) worker runs on uuid. */
+static bool has_worker(const struct serve_run *run, const char *uuid)
+{
+  for (size_t w = 0; w < gs_super_count(run->super); w++) {
+    struct gs_super_info info;
+    if (gs_super_info(run->super, w, &info) == 0 && !info.retired &&
+        !(w < run->nretiring && run->retiring[w]) && strcmp(info.uuid, uuid) == 0)
+      return true;
+  }
+  return false;
+}
+
+static bool grow_retiring(struct serve_run *run)
+{
+  size_t n = gs_super_count(run->super);
+  bool *v;
+  if (n <= run->nretiring)
+    return true;
+  if (!(v = realloc(run->retiring, n * sizeof(*v))))
+    return false;
+  memset(v + run->nretiring, 0, (n - run->nretiring) * sizeof(*v));
+  run->retiring = v;
+  run->nretiring = n;
+  return true;
+}
+
+/* Gone devices: their workers drain (no new request) and are retired once
+ * idle. New devices: replicas new workers each. The rest is untouched. */
+static void reload_devices(struct serve_run *run, const struct gs_mig_device *devs, int n)
+{
+  unsigned added = 0, gone = 0;
+  struct gs_err err = {0};
+  if (!grow_retiring(run))
+    return;
+  for (size_t w = 0; w < gs_super_count(run->super); w++) {
+    struct gs_super_info info;
+    if (gs_super_info(run->super, w, &info) != 0 || info.retired || run->retiring[w] ||
+        has_device(devs, n, info.uuid))
+      continue;
+    gs_proxy_worker_admin(run->proxy, w, GS_PROXY_DRAINING);
+    run->retiring[w] = true;
+    gone++;
+  }
+  for (int k = 0; k < n; k++) {
+    if (has_worker(run, devs[k].uuid))
+      continue;
+    for (unsigned r = 0; r < run->replicas; r++) {
+      struct gs_super_slot slot = {devs[k].uuid, devs[k].name,
+                                   (unsigned)gs_super_count(run->super)};
+      size_t w, pw;
+      if (gs_proxy_add_worker(run->proxy, &pw) != 0 ||
+          gs_super_add(&err, run->super, &slot, &w) != 0 || w != pw) {
+        fprintf(stderr, "gpuslice serve: reload: cannot add a worker for %s: %s\n",
+                devs[k].uuid, err.msg[0] ? err.msg : "out of memory");
+        break;
+      }
+      added++;
+    }
+  }
+  grow_retiring(run);
+  printf("reload: %d MIG devices, %u workers added, %u devices gone\n", n, added, gone);
+  fflush(stdout);
+  run->retire_until = gs_loop_now_us() + run->drain_ms * 1000;
+  if (gone && !run->retire_timer)
+    run->retire_timer = gs_loop_timer_add(run->loop, 0, on_retire_tick, run);
+}
+
+static void reload(struct serve_run *run)
+{
+  struct gs_mig_device *devs =
+      calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
+  int n = devs ? list_devices(run->c, devs) : -GS_EXIT_FAILED;
+  if (n < 0)
+    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; nothing changed\n");
+  else
+    reload_devices(run, devs, n);
+  free(devs);
+}
+
 static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct serve_run *run = data;
@@ -258,6 +389,10 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   (void)mask;
   if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si) || run->draining)
     return;
+  if (si.ssi_signo == SIGHUP) {
+    reload(run);
+    return;
+  }
   run->draining = true;
   run->drain_until = gs_loop_now_us() + run->drain_ms * 1000;
   fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
@@ -294,6 +429,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGHUP);
   sigprocmask(SIG_BLOCK, &sigs, &old);
   scfg.ctx = run;
   if ((rc = gs_loop_new(err, LOOP_FDS, &run->loop)) != 0 ||
@@ -313,7 +449,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
     lfd = -1;
   }
   if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-    rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM and SIGINT");
+    rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM, SIGINT and SIGHUP");
     goto out;
   }
   if ((rc = gs_loop_add(err, run->loop, sfd, GS_LOOP_READABLE, on_signal, run)) != 0 ||
@@ -421,13 +557,15 @@ static int run_serve(struct cli *c, int argc, char **argv)
   sc.ephemeral_ports = o.ephemeral;
   sc.ready_path = o.ready_path;
   sc.on_ready = on_ready;
-  run.slots = slots;
+  run.c = c;
+  run.replicas = o.replicas;
   run.drain_ms = o.drain_ms;
   rc = serve_loop(&o, &sc, (size_t)n, &run, &err) ? cli_fail(&err) : GS_EXIT_OK;
 out:
   free(devs);
   free(slots);
   free(token_buf);
+  free(run.retiring);
   gs_serve_file_free(file);
   return rc;
 }

@@ -77,6 +77,7 @@ static json_t *worker_json(const struct gs_proxy_admin_server *a, size_t w)
     json_object_set_new(o, "uuid", json_string(info.uuid ? info.uuid : ""));
     json_object_set_new(o, "profile", json_string(info.profile ? info.profile : ""));
     json_object_set_new(o, "restarts", json_integer(info.restarts));
+    json_object_set_new(o, "retired", json_boolean(info.retired));
   }
   return o;
 }

@@ -90,8 +90,9 @@ struct gs_proxy {
   struct gs_proxy_config cfg;
   struct gs_http_server *http;
   int listen_fd;
-  struct pworker *w;
-  size_t *cand; /* scratch for the pick, sized at creation */
+  struct pworker **w; /* pointers: upstream connections and timers hold them as it grows */
+  size_t cap;
+  size_t *cand; /* scratch for the pick, as long as w */
   struct preq *reqs;
   size_t nreqs;
   uint64_t rng, rr;
@@ -162,7 +163,7 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
   struct pworker *wk;
   if (w >= p->cfg.nworkers)
     return;
-  wk = &p->w[w];
+  wk = p->w[w];
   if (wk->port != port)
     drop_idle(wk); /* a restarted worker may listen elsewhere */
   wk->port = port;
@@ -178,7 +179,7 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
 
 bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
 {
-  return w < p->cfg.nworkers && usable(&p->w[w]);
+  return w < p->cfg.nworkers && usable(p->w[w]);
 }
 
 const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
@@ -195,11 +196,11 @@ int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
 {
   if (w >= p->cfg.nworkers)
     return GS_E_NOT_FOUND;
-  p->w[w].admin = a;
+  p->w[w]->admin = a;
   /* Drained or disabled: its pooled connections go now; those carrying a
    * request finish it and close (up_release sees it unusable). */
   if (a != GS_PROXY_ENABLED)
-    drop_idle(&p->w[w]);
+    drop_idle(p->w[w]);
   return 0;
 }
 
@@ -208,11 +209,35 @@ int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_wo
   const struct pworker *wk;
   if (w >= p->cfg.nworkers)
     return GS_E_NOT_FOUND;
-  wk = &p->w[w];
+  wk = p->w[w];
   *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
                                         .ejected = wk->ejected, .in_pool = usable(wk),
                                         .admin = wk->admin, .inflight = wk->inflight,
                                         .requests = wk->requests, .errors = wk->errors};
+  return 0;
+}
+
+int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
+{
+  struct pworker *wk;
+  if (p->cfg.nworkers == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 8;
+    struct pworker **bigger = realloc(p->w, cap * sizeof(*bigger));
+    size_t *cand;
+    if (!bigger)
+      return GS_E_NO_MEMORY;
+    p->w = bigger;
+    if (!(cand = realloc(p->cand, cap * sizeof(*cand))))
+      return GS_E_NO_MEMORY;
+    p->cand = cand;
+    p->cap = cap;
+  }
+  if (!(wk = calloc(1, sizeof(*wk))))
+    return GS_E_NO_MEMORY;
+  wk->p = p;
+  wk->id = p->cfg.nworkers;
+  p->w[p->cfg.nworkers++] = wk;
+  *w = wk->id;
   return 0;
 }
 
@@ -236,7 +261,7 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
   size_t n = 0, a, b;
   *busy = false;
   for (size_t i = 0; i < p->cfg.nworkers; i++) {
-    struct pworker *wk = &p->w[i];
+    struct pworker *wk = p->w[i];
     if (!usable(wk))
       continue;
     if (wk->inflight >= p->cfg.max_inflight)
@@ -245,18 +270,18 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
       p->cand[n++] = i;
   }
   if (!n)
-    return avoid && usable(avoid) && avoid->inflight < p->cfg.max_inflight ? &p->w[avoid->id]
+    return avoid && usable(avoid) && avoid->inflight < p->cfg.max_inflight ? p->w[avoid->id]
                                                                              : NULL;
   if (p->cfg.policy == GS_PROXY_RR)
-    return &p->w[p->cand[p->rr++ % n]];
+    return p->w[p->cand[p->rr++ % n]];
   if (n == 1)
-    return &p->w[p->cand[0]];
+    return p->w[p->cand[0]];
   a = next_rand(p) % n;
   b = next_rand(p) % (n - 1);
   if (b >= a)
     b++;
-  return p->w[p->cand[b]].inflight < p->w[p->cand[a]].inflight ? &p->w[p->cand[b]]
-                                                                 : &p->w[p->cand[a]];
+  return p->w[p->cand[b]]->inflight < p->w[p->cand[a]]->inflight ? p->w[p->cand[b]]
+                                                                 : p->w[p->cand[a]];
 }
 
 /* ---- upstream connections ---- */
@@ -801,7 +826,7 @@ static void family(FILE *f, const struct gs_proxy *p, const char *name, const ch
 {
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
   for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(&p->w[i]));
+    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(p->w[i]));
 }
 
 static unsigned long long v_requests(const struct pworker *w) { return w->requests; }
@@ -819,7 +844,7 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
 {
   size_t inflight = 0;
   for (size_t i = 0; i < p->cfg.nworkers; i++)
-    inflight += p->w[i].inflight;
+    inflight += p->w[i]->inflight;
   fprintf(f, "# HELP gpuslice_proxy_requests_total Requests the proxy accepted.\n"
              "# TYPE gpuslice_proxy_requests_total counter\n"
              "gpuslice_proxy_requests_total %llu\n"
@@ -851,7 +876,7 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
   for (size_t i = 0; i < p->cfg.nworkers; i++) {
     char labels[48];
     snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
-    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i].latency);
+    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i]->latency);
   }
 }
 
@@ -931,15 +956,15 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
     p->cfg.idle_pool = p->cfg.max_inflight;
   if (!p->cfg.limits.max_conns)
     gs_http_limits_default(&p->cfg.limits);
-  p->w = calloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*p->w));
-  p->cand = calloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*p->cand));
-  if (!p->w || !p->cand) {
-    gs_proxy_free(p);
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy of %zu workers",
-                      cfg->nworkers);
+  p->cfg.nworkers = 0;
+  for (size_t i = 0; i < cfg->nworkers; i++) {
+    size_t w;
+    if (gs_proxy_add_worker(p, &w) != 0) {
+      gs_proxy_free(p);
+      return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy of %zu workers",
+                        cfg->nworkers);
+    }
   }
-  for (size_t i = 0; i < cfg->nworkers; i++)
-    p->w[i].id = i, p->w[i].p = p;
   if ((rc = gs_http_server_new(err, loop, &p->cfg.limits, on_request, p, &p->http)) != 0) {
     gs_proxy_free(p);
     return rc;
@@ -982,9 +1007,10 @@ void gs_proxy_free(struct gs_proxy *p)
     req_free(r);
   }
   for (size_t i = 0; p->w && i < p->cfg.nworkers; i++) {
-    drop_idle(&p->w[i]);
-    if (p->w[i].eject_timer)
-      gs_loop_timer_del(p->loop, p->w[i].eject_timer);
+    drop_idle(p->w[i]);
+    if (p->w[i]->eject_timer)
+      gs_loop_timer_del(p->loop, p->w[i]->eject_timer);
+    free(p->w[i]);
   }
   gs_http_server_free(p->http);
   free(p->w);

@@ -223,6 +223,7 @@ struct gs_super_info {
   uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_loop_now_us clock) */
   uint64_t ready_since_us;    /* in READY: since when */
   const char *uuid, *profile; /* the slot's, valid while the supervisor lives */
+  bool retired;               /* gs_super_retire was called: never restarted */
 };
 
 /* "starting", "ready", "unready", "backoff", "stopped". */
@@ -242,6 +243,14 @@ int gs_super_start(struct gs_err *err, struct gs_super *s);
  * after grace_ms; nothing restarts. Asynchronous: turn the loop until
  * gs_super_stopped. Calling it again does nothing. */
 void gs_super_stop(struct gs_super *s);
+/* Appends a worker for slot (its id in *w: ids are never reused) and, once
+ * started, starts it. For a device that appeared (SIGHUP reload). */
+int gs_super_add(struct gs_err *err, struct gs_super *s, const struct gs_super_slot *slot,
+                 size_t *w);
+/* Stops worker w for good (its device went away): it leaves READY now, its
+ * group gets SIGTERM, SIGKILL after grace_ms; it is STOPPED once reaped and
+ * never restarted. Others are untouched. Calling it again does nothing. */
+void gs_super_retire(struct gs_super *s, size_t w);
 /* True once every worker is STOPPED and reaped (also before any start). */
 bool gs_super_stopped(const struct gs_super *s);
 size_t gs_super_count(const struct gs_super *s);
@@ -307,6 +316,9 @@ const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight);
 int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a);
 int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out);
 size_t gs_proxy_count(const struct gs_proxy *p);
+/* Appends a worker, out of the pool until gs_proxy_worker_set; its id in *w
+ * (the next one: the proxy's ids follow the supervisor's). */
+int gs_proxy_add_worker(struct gs_proxy *p, size_t *w);
 /* Stops accepting new connections (drain); requests under way go on. */
 void gs_proxy_drain(struct gs_proxy *p);
 /* Requests accepted and not yet answered. */
