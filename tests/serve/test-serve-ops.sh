@@ -96,7 +96,7 @@ def finish():
     sys.exit(0)
 
 wait_for(lambda: re.search(r"^admin on 127\.0\.0\.1:\d+", out(), re.M), 15)
-m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", out(), re.M)
+m = re.search(r"^listening on 127\.0\.0\.1:(\d+), \d+ workers", out(), re.M)
 a = re.search(r"^admin on 127\.0\.0\.1:(\d+)", out(), re.M)
 check("the command line's --listen overrides the file's", m is not None and a is not None,
       out() + open(TMP + "/serve.err").read())

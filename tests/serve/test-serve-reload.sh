@@ -21,7 +21,7 @@ trap cleanup EXIT
   "$bin" -q gi create 1g.5gb,1g.5gb -C >/dev/null || { echo "FAIL: setup"; exit 1; }
 
 "$bin" -q serve --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --ephemeral-ports \
-  --worker-timeout 10000 -- "$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}' \
+  --worker-timeout 10000 --log-dir "$tmp/logs" -- "$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}' \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 
@@ -68,7 +68,7 @@ def finish():
     sys.exit(0)
 
 wait_for(lambda: re.search(r"^admin on 127\.0\.0\.1:\d+", out(), re.M), 15)
-m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", out(), re.M)
+m = re.search(r"^listening on 127\.0\.0\.1:(\d+), \d+ workers", out(), re.M)
 a = re.search(r"^admin on 127\.0\.0\.1:(\d+)", out(), re.M)
 if not m or not a:
     check("serve starts", False, out() + open(TMP + "/serve.err").read())
