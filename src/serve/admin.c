@@ -26,7 +26,8 @@ static bool is_loopback(const struct sockaddr_storage *a)
     return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
   if (a->ss_family == AF_INET6) {
     const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(x) || (memcmp(x->s6_addr, v4mapped, 12) == 0 && x->s6_addr[12] == 127);
+    return IN6_IS_ADDR_LOOPBACK(x) ||
+           (memcmp(x->s6_addr, v4mapped, 12) == 0 && x->s6_addr[12] == 127);
   }
   return false;
 }

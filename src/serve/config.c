@@ -47,7 +47,9 @@ static const char *kind_of(const yaml_node_t *n)
 {
   if (!n)
     return "nothing";
-  return n->type == YAML_SCALAR_NODE ? "a value" : n->type == YAML_SEQUENCE_NODE ? "a list" : "a map";
+  if (n->type == YAML_SCALAR_NODE)
+    return "a value";
+  return n->type == YAML_SEQUENCE_NODE ? "a list" : "a map";
 }
 
 static const yaml_node_t *node(const struct ctx *c, int id)
