@@ -23,6 +23,8 @@ struct serve_opts {
   bool ephemeral;
   enum gs_proxy_policy policy;
   unsigned given; /* bit (O_x - O_LISTEN) for each option given, from either source */
+  unsigned cli_given; /* the same, from the command line only */
+  bool cli_gpus;      /* -i was on the command line */
 };
 
 struct serve_run {
@@ -31,6 +33,9 @@ struct serve_run {
   struct gs_super *super;
   struct gs_proxy_admin_server *admin;
   struct cli *c;     /* for the reload: the backend and -i */
+  struct serve_opts *o;
+  struct gs_serve_file **files; /* the serve file as read at start and at each reload */
+  size_t nfiles;
   unsigned replicas;
   bool *retiring;    /* by worker: drained for a reload, retired once idle */
   size_t nretiring;
@@ -195,6 +200,8 @@ static int load_file(struct cli *c, struct serve_opts *o, struct gs_serve_file *
   char *text;
   size_t len;
   int rc;
+  o->cli_given = o->given;
+  o->cli_gpus = c->gpus != NULL;
   if (gs_file_read(&err, o->file, 1 << 20, &text, &len) != 0)
     return cli_fail(&err);
   rc = gs_serve_file_parse(&err, o->file, text, len, f);
@@ -370,13 +377,105 @@ static void reload_devices(struct serve_run *run, const struct gs_mig_device *de
     run->retire_timer = gs_loop_timer_add(run->loop, 0, on_retire_tick, run);
 }
 
+/* The value of key in f, or NULL. */
+static const char *file_value(const struct gs_serve_file *f, const char *key)
+{
+  for (size_t i = 0; f && i < f->nopts; i++)
+    if (strcmp(f->opts[i].key, key) == 0)
+      return f->opts[i].value;
+  return NULL;
+}
+
+static bool same(const char *a, const char *b)
+{
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_strv(char *const *a, char *const *b)
+{
+  size_t i = 0;
+  for (; a && b && a[i] && b[i]; i++)
+    if (strcmp(a[i], b[i]) != 0)
+      return false;
+  return (!a || !a[i]) && (!b || !b[i]);
+}
+
+/* Applies the options of the re-read file that may change live (gpus,
+ * policy, max-inflight, worker-timeout), unless the command line gave them;
+ * names the others that changed (they take a restart). 0, or an exit code
+ * when a value is bad (then nothing is applied). */
+static int apply_reloaded(struct serve_run *run, const struct gs_serve_file *old,
+                          const struct gs_serve_file *f)
+{
+  struct serve_opts *o = run->o, n = *o;
+  bool gpus_changed = !o->cli_gpus && !same(file_value(old, "gpus"), file_value(f, "gpus"));
+  int rc;
+  for (const struct option *x = serve_extra; x->name; x++) {
+    const char *was = file_value(old, x->name), *now = file_value(f, x->name);
+    if (x->val < O_LISTEN || ((o->cli_given >> (x->val - O_LISTEN)) & 1u) || same(was, now))
+      continue;
+    if (x->val != O_POLICY && x->val != O_INFLIGHT && x->val != O_TIMEOUT) {
+      printf("reload: %s changed in %s; it takes a restart\n", x->name, o->file);
+      continue;
+    }
+    if (!now) /* removed: back to the default */
+      now = x->val == O_POLICY ? "p2c" : x->val == O_INFLIGHT ? "64" : "30000";
+    if ((rc = on_serve_opt(run->c, x->val, now, &n)) != 0)
+      return rc;
+  }
+  if (!same_strv(old ? old->command : NULL, f->command) ||
+      !same_strv(old ? old->env : NULL, f->env))
+    printf("reload: command or env changed in %s; they take a restart\n", o->file);
+  *o = n;
+  gs_proxy_reconfigure(run->proxy, o->policy, o->max_inflight, o->worker_timeout_ms);
+  if (gpus_changed)
+    run->c->gpus = file_value(f, "gpus");
+  return 0;
+}
+
+/* Re-reads the serve file; on any error everything stays as it was. */
+static void reload_file(struct serve_run *run)
+{
+  struct gs_serve_file *f = NULL, **more;
+  struct gs_err err = {0};
+  char *text = NULL;
+  size_t len;
+  if (gs_file_read(&err, run->o->file, 1 << 20, &text, &len) != 0 ||
+      gs_serve_file_parse(&err, run->o->file, text, len, &f) != 0) {
+    free(text);
+    fprintf(stderr, "gpuslice serve: reload: %s; the file's options stay as they were\n", err.msg);
+    return;
+  }
+  free(text);
+  /* Kept to the end: the options point into the files they came from. */
+  if (!(more = realloc(run->files, (run->nfiles + 1) * sizeof(*more)))) {
+    gs_serve_file_free(f);
+    return;
+  }
+  run->files = more;
+  if (apply_reloaded(run, run->nfiles ? run->files[run->nfiles - 1] : NULL, f) != 0) {
+    fprintf(stderr, "gpuslice serve: reload: %s: a bad value; the file's options stay as they "
+                    "were\n", run->o->file);
+    gs_serve_file_free(f);
+    return;
+  }
+  run->files[run->nfiles++] = f;
+}
+
 static void reload(struct serve_run *run)
 {
   struct gs_mig_device *devs =
       calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
-  int n = devs ? list_devices(run->c, devs) : -GS_EXIT_FAILED;
-  if (n < 0)
-    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; nothing changed\n");
+  const char *gpus = run->c->gpus;
+  int n;
+  if (run->o->file)
+    reload_file(run);
+  n = devs ? list_devices(run->c, devs) : -GS_EXIT_FAILED;
+  if (n < 0) {
+    run->c->gpus = gpus; /* a bad new -i from the file: keep the old one */
+    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; they stay as they "
+                    "were\n");
+  }
   else
     reload_devices(run, devs, n);
   free(devs);
@@ -558,7 +657,12 @@ static int run_serve(struct cli *c, int argc, char **argv)
   sc.ready_path = o.ready_path;
   sc.on_ready = on_ready;
   run.c = c;
+  run.o = &o;
   run.replicas = o.replicas;
+  if (file && (run.files = calloc(1, sizeof(*run.files))) != NULL) {
+    run.files[run.nfiles++] = file;
+    file = NULL; /* run.files owns it now */
+  }
   run.drain_ms = o.drain_ms;
   rc = serve_loop(&o, &sc, (size_t)n, &run, &err) ? cli_fail(&err) : GS_EXIT_OK;
 out:
@@ -566,6 +670,9 @@ out:
   free(slots);
   free(token_buf);
   free(run.retiring);
+  for (size_t i = 0; i < run.nfiles; i++)
+    gs_serve_file_free(run.files[i]);
+  free(run.files);
   gs_serve_file_free(file);
   return rc;
 }

@@ -241,6 +241,16 @@ int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
   return 0;
 }
 
+void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsigned max_inflight,
+                          unsigned worker_timeout_ms)
+{
+  p->cfg.policy = policy;
+  if (max_inflight)
+    p->cfg.max_inflight = max_inflight;
+  if (worker_timeout_ms)
+    p->cfg.worker_timeout_ms = worker_timeout_ms;
+}
+
 size_t gs_proxy_count(const struct gs_proxy *p)
 {
   return p->cfg.nworkers;

@@ -316,6 +316,11 @@ const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight);
 int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a);
 int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out);
 size_t gs_proxy_count(const struct gs_proxy *p);
+/* Live changes (SIGHUP): the policy, and the in-flight limit and worker
+ * timeout unless 0. Requests under way keep the timeout they started with;
+ * the idle pool keeps its size. */
+void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsigned max_inflight,
+                          unsigned worker_timeout_ms);
 /* Appends a worker, out of the pool until gs_proxy_worker_set; its id in *w
  * (the next one: the proxy's ids follow the supervisor's). */
 int gs_proxy_add_worker(struct gs_proxy *p, size_t *w);

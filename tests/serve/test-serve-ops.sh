@@ -2,7 +2,9 @@
 # test-serve-ops.sh: `gpuslice serve` run from a YAML serve file (with the
 # command line overriding it, the file's env reaching the workers, and a
 # token-guarded admin API), then 10,000 concurrent client connections on
-# loopback (all answered; serve's memory per connection reported), then
+# loopback (all answered; serve's memory per connection reported), SIGHUP
+# re-reading the file (a new worker timeout applies live, a changed replica
+# count is named as needing a restart, a bad value changes nothing), then
 # SIGTERM under load: every request sent before the signal gets a full 200,
 # no answer is cut short, and serve exits 0 with its workers gone.
 set -uo pipefail
@@ -121,6 +123,48 @@ check("admin: a wrong token, 401", admin("/workers", TOKEN + "x")[0] == 401)
 st, body = admin("/workers", TOKEN)
 check("admin: the file's token, 200 and 7 workers",
       st == 200 and len(json.loads(body)["workers"]) == 7, body[:200])
+
+# ---- SIGHUP re-reads the file ----
+YAML = open(TMP + "/serve.yaml").read()
+def rewrite(old, new):
+    global YAML
+    YAML = YAML.replace(old, new)
+    with open(TMP + "/serve.yaml", "w") as f:
+        f.write(YAML)
+
+rewrite("worker-timeout: 10000\n", "worker-timeout: 300\nreplicas: 2\n")
+os.kill(SERVE, signal.SIGHUP)
+check("SIGHUP: a changed replica count is named as needing a restart",
+      wait_for(lambda: "reload: replicas changed in" in out(), 10), out()[-500:])
+check("SIGHUP: no device changed, no worker added",
+      "reload: 7 MIG devices, 0 workers added, 0 devices gone" in out(), out()[-500:])
+workers = json.loads(admin("/workers", TOKEN)[1])["workers"]
+hung = workers[0]["pid"]
+os.kill(hung, signal.SIGSTOP)
+msgs = []
+for i in range(200):
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
+    c.request("GET", "/v2/health/ready")
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    if r.status == 504:
+        msgs.append(body.decode())
+        break
+check("SIGHUP: the new worker timeout (300 ms) applies live",
+      msgs and "did not answer within 300 ms" in msgs[0], msgs)
+os.kill(hung, signal.SIGCONT)
+rewrite("worker-timeout: 300\n", "worker-timeout: soon\n")
+os.kill(SERVE, signal.SIGHUP)
+check("SIGHUP: a bad value in the file is refused, nothing changes",
+      wait_for(lambda: "a bad value; the file's options stay as they were"
+               in open(TMP + "/serve.err").read(), 10))
+rewrite("worker-timeout: soon\n", "worker-timeout: 10000\n")
+os.kill(SERVE, signal.SIGHUP)
+check("SIGHUP: the repaired file is read again",
+      wait_for(lambda: out().count("reload: 7 MIG devices") >= 3, 10), out()[-500:])
+check("the stopped worker is back in the pool",
+      wait_for(lambda: json.loads(admin("/workers/0", TOKEN)[1])["in_pool"], 30))
 
 # ---- 10,000 concurrent connections ----
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
