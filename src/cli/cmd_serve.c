@@ -1,8 +1,10 @@
 /* cmd_serve.c: `gpuslice serve`: one worker per MIG device of the selected
- * GPUs (the supervisor) behind the load balancer (the proxy), both on one
- * event loop; SIGTERM or SIGINT drains (stop accepting, finish what is under
- * way within a bound, stop the workers) and exits 0. Argument parsing and
- * printing only: the work is the serve layer's. */
+ * GPUs (the supervisor) behind the load balancer (the proxy) and its admin
+ * API, all on one event loop; options from the command line over a serve
+ * file; SIGTERM or SIGINT drains (stop accepting, finish what is under way
+ * within a bound, stop the workers) and exits 0; SIGHUP re-reads the file
+ * and the backend's MIG devices and tells the supervisor and the proxy what
+ * changed. The work itself is the serve layer's. */
 #include "cli/cli.h"
 #include "serve/serve.h"
 
