@@ -21,6 +21,8 @@
 #define UP_MAX_HEAD 65536u /* an upstream response head larger is a 502 */
 #define UP_READ_MIN 16384u /* free space wanted before each upstream read */
 #define MAX_ATTEMPTS 4 /* one retry after a worker's failure, plus stale pooled connections */
+#define SPARE_REQS 256        /* ended requests kept for reuse (no allocation per request) */
+#define SPARE_OUT_MAX 65536u  /* larger request buffers are not kept */
 
 /* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
  * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
@@ -76,7 +78,7 @@ struct preq {
   struct preq *prev, *next; /* every request under way */
   struct gs_http_conn *client;
   char *out; /* request head and body as sent upstream */
-  size_t out_len;
+  size_t out_len, out_cap;
   bool head_method;
   unsigned attempts;
   bool retried; /* the one retry after a worker's failure is spent */
@@ -95,6 +97,8 @@ struct gs_proxy {
   size_t *cand; /* scratch for the pick, as long as w */
   struct preq *reqs;
   size_t nreqs;
+  struct preq *spare; /* ended requests, their out buffers kept */
+  unsigned nspare;
   uint64_t rng, rr;
   uint64_t requests, errors;
   struct hist latency; /* of every answer, the proxy's own errors included */
@@ -386,8 +390,37 @@ static void req_free(struct preq *r)
   if (r->next)
     r->next->prev = r->prev;
   p->nreqs--;
-  free(r->out);
-  free(r);
+  if (p->nspare >= SPARE_REQS) {
+    free(r->out);
+    free(r);
+    return;
+  }
+  if (r->out_cap > SPARE_OUT_MAX) {
+    free(r->out);
+    r->out = NULL;
+    r->out_cap = 0;
+  }
+  r->next = p->spare;
+  p->spare = r;
+  p->nspare++;
+}
+
+/* A request record, reused when one is spare; NULL on no memory. */
+static struct preq *req_new(struct gs_proxy *p)
+{
+  struct preq *r = p->spare;
+  char *out;
+  size_t cap;
+  if (!r)
+    return calloc(1, sizeof(*r));
+  p->spare = r->next;
+  p->nspare--;
+  out = r->out;
+  cap = r->out_cap;
+  memset(r, 0, sizeof(*r));
+  r->out = out;
+  r->out_cap = cap;
+  return r;
 }
 
 /* Answers the client with an error of the proxy's own and ends r. */
@@ -581,10 +614,12 @@ static bool parse_len(const char *s, size_t n, size_t *out)
 /* Framing of the response head, and the headers to pass on; false = 502. */
 static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size_t nh, int minor)
 {
-  size_t el = 0;
+  /* Each passed-on line is at most one byte longer than in the head
+   * ("Name:value" gains a space), so this holds them all. */
+  size_t el = 0, cap = uc->head_len + nh + 1;
   bool has_cl = false;
   uc->keep = minor >= 1;
-  if (!(uc->extra = malloc(UP_MAX_HEAD + 1)))
+  if (!(uc->extra = malloc(cap)))
     return false;
   for (size_t i = 0; i < nh; i++) {
     if (!h[i].name)
@@ -605,7 +640,7 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
     } else if (hdr_is(&h[i], "content-type") && !uc->ctype) {
       uc->ctype = strndup(h[i].value, h[i].value_len);
     }
-    if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < UP_MAX_HEAD) {
+    if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < cap) {
       el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h[i].name_len, h[i].name,
                             (int)h[i].value_len, h[i].value);
     }
@@ -781,16 +816,23 @@ static bool is_hop_request_header(const struct gs_http_header *h)
   return false;
 }
 
-/* The request as the worker gets it: HTTP/1.1, kept alive, the (decoded)
- * body framed by Content-Length. One copy of the body: buffered mode. */
-static char *build_upstream(const struct gs_http_request *q, size_t *len)
+/* The request as the worker gets it, in r->out (grown if needed): HTTP/1.1,
+ * kept alive, the (decoded) body framed by Content-Length. One copy of the
+ * body: buffered mode. false on no memory. */
+static bool build_upstream(struct preq *r, const struct gs_http_request *q)
 {
   size_t cap = q->method_len + q->path_len + 64 + q->body_len, o;
   char *out;
   for (size_t i = 0; i < q->nheaders; i++)
     cap += q->headers[i].name_len + q->headers[i].value_len + 4;
-  if (!(out = malloc(cap)))
-    return NULL;
+  if (cap > r->out_cap) {
+    free(r->out);
+    r->out_cap = 0;
+    if (!(r->out = malloc(cap)))
+      return false;
+    r->out_cap = cap;
+  }
+  out = r->out;
   o = (size_t)sprintf(out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
                       (int)q->path_len, q->path);
   for (size_t i = 0; i < q->nheaders; i++) {
@@ -807,8 +849,8 @@ static char *build_upstream(const struct gs_http_request *q, size_t *len)
   }
   o += (size_t)sprintf(out + o, "Content-Length: %zu\r\n\r\n", q->body_len);
   memcpy(out + o, q->body, q->body_len);
-  *len = o + q->body_len;
-  return out;
+  r->out_len = o + q->body_len;
+  return true;
 }
 
 /* One histogram in Prometheus text: cumulative buckets, sum, count.
@@ -919,7 +961,9 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     return;
   }
   p->requests++;
-  if (!(r = calloc(1, sizeof(*r))) || !(r->out = build_upstream(q, &r->out_len))) {
+  if (!(r = req_new(p)) || !build_upstream(r, q)) {
+    if (r)
+      free(r->out);
     free(r);
     p->errors++;
     gs_http_respond_error(conn, 500, "out of memory forwarding a request of %zu bytes",
@@ -1015,6 +1059,12 @@ void gs_proxy_free(struct gs_proxy *p)
     if (uc)
       up_close(uc);
     req_free(r);
+  }
+  while (p->spare) {
+    struct preq *r = p->spare;
+    p->spare = r->next;
+    free(r->out);
+    free(r);
   }
   for (size_t i = 0; p->w && i < p->cfg.nworkers; i++) {
     drop_idle(p->w[i]);
