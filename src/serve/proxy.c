@@ -2,8 +2,10 @@
  * http.c (limits, keep-alive, pipelining), each request goes to one ready
  * worker (power of two choices or round-robin) over kept-alive upstream
  * connections, with one retry when a connection fails before any response
- * byte, passive ejection, a response timeout (504) and 503 with no worker.
- * Bodies are buffered both ways (docs/proxy.md says the limits). It knows
+ * byte, passive ejection, a response timeout (504) and 503 with no worker;
+ * an operator's drain or disable per worker; counters and latency
+ * histograms for /metrics. Bodies are buffered both ways (docs/proxy.md
+ * says the limits). It knows
  * worker ids and ports, not processes: the supervisor or a static list
  * tells it who is ready. */
 #include "serve/internal.h"

@@ -3,8 +3,9 @@
  * KServe v2 worker that stands in for Triton on emulated GPUs (gs_serve_).
  * The worker supervisor (gs_super_) runs one process per slice on the same
  * loop; the load balancer (gs_proxy_) sits on the HTTP server and feeds
- * requests to the workers the supervisor reports ready.
- * Nothing here knows GPU geometry: callers pass a slice's SM count. */
+ * requests to the workers the supervisor reports ready; its admin API
+ * (gs_proxy_admin_) has a listener of its own. gs_serve_file_ reads the
+ * serve command's YAML file. Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
 
