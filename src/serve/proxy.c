@@ -5,9 +5,8 @@
  * byte, passive ejection, a response timeout (504) and 503 with no worker;
  * an operator's drain or disable per worker; counters and latency
  * histograms for /metrics. Bodies are buffered both ways (docs/proxy.md
- * says the limits). It knows
- * worker ids and ports, not processes: the supervisor or a static list
- * tells it who is ready. */
+ * says the limits). It knows worker ids and ports, not processes: the
+ * supervisor or a static list tells it who is ready. */
 #include "serve/internal.h"
 
 #include <errno.h>
