@@ -94,7 +94,7 @@ wait_ready() {
 # --- the backends, under our load balancer ------------------------------------------------------
 "$bin" -q emu reset --emulate a30-24gb >/dev/null
 "$bin" -q apply -f "$src/configs/a30-24gb.mig-parted.yaml" -c all-1g.6gb >/dev/null
-"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --log-dir "$tmp" -- \
+"$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --log-dir "$tmp" -- \
   "$bin" worker --listen '127.0.0.1:{port}' --model flower --sms 1000000 \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!

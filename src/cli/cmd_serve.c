@@ -1,8 +1,10 @@
 /* cmd_serve.c: `gpuslice serve`: one worker per MIG device of the selected
- * GPUs (the supervisor) behind the load balancer (the proxy), both on one
- * event loop; SIGTERM or SIGINT drains (stop accepting, finish what is under
- * way within a bound, stop the workers) and exits 0. Argument parsing and
- * printing only: the work is the serve layer's. */
+ * GPUs (the supervisor) behind the load balancer (the proxy) and its admin
+ * API, all on one event loop; options from the command line over a serve
+ * file; SIGTERM or SIGINT drains (stop accepting, finish what is under way
+ * within a bound, stop the workers) and exits 0; SIGHUP re-reads the file
+ * and the backend's MIG devices and tells the supervisor and the proxy what
+ * changed. The work itself is the serve layer's. */
 #include "cli/cli.h"
 #include "serve/serve.h"
 
@@ -10,29 +12,43 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #define LOOP_FDS 65536
 
 struct serve_opts {
-  const char *listen, *log_dir;
-  unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base;
+  const char *listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
+  const char *file; /* -f: the serve config file */
+  unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base, max_conns;
   bool ephemeral;
   enum gs_proxy_policy policy;
+  unsigned given; /* bit (O_x - O_LISTEN) for each option given, from either source */
+  unsigned cli_given; /* the same, from the command line only */
+  bool cli_gpus;      /* -i was on the command line */
 };
 
 struct serve_run {
   struct gs_loop *loop;
   struct gs_proxy *proxy;
   struct gs_super *super;
-  const struct gs_super_slot *slots;
-  uint64_t drain_ms, drain_until;
+  struct gs_proxy_admin_server *admin;
+  struct cli *c;     /* for the reload: the backend and -i */
+  struct serve_opts *o;
+  struct gs_serve_file **files; /* the serve file as read at start and at each reload */
+  size_t nfiles;
+  unsigned replicas;
+  bool *retiring;    /* by worker: drained for a reload, retired once idle */
+  size_t nretiring;
+  uint64_t drain_ms, drain_until, retire_until, retire_timer;
   bool draining;
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_END };
+
+#define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
 static int number(const char *v, const char *name, unsigned *out)
 {
@@ -48,7 +64,12 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   struct serve_opts *o = arg;
   (void)c;
+  if (ch >= O_LISTEN && ch < O_END)
+    o->given |= 1u << (ch - O_LISTEN);
   switch (ch) {
+  case 'f': o->file = value; return 0;
+  case O_READY: o->ready_path = value; return 0;
+  case O_CONNS: return number(value, "--max-conns", &o->max_conns);
   case O_LISTEN: o->listen = value; return 0;
   case O_LOG_DIR: o->log_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
@@ -57,6 +78,9 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_DRAIN: return number(value, "--drain-timeout", &o->drain_ms);
   case O_PORTS: return number(value, "--port-base", &o->port_base);
   case O_EPHEMERAL: o->ephemeral = true; return 0;
+  case O_ADMIN: o->admin_listen = value; return 0;
+  case O_TOKEN: o->admin_token = value; return 0;
+  case O_TOKEN_FILE: o->admin_token_file = value; return 0;
   case O_POLICY:
     if (strcmp(value, "p2c") == 0)
       o->policy = GS_PROXY_P2C;
@@ -80,15 +104,22 @@ static const struct option serve_extra[] = {
     {"drain-timeout", required_argument, NULL, O_DRAIN},
     {"port-base", required_argument, NULL, O_PORTS},
     {"ephemeral-ports", no_argument, NULL, O_EPHEMERAL},
+    {"admin-listen", required_argument, NULL, O_ADMIN},
+    {"admin-token", required_argument, NULL, O_TOKEN},
+    {"admin-token-file", required_argument, NULL, O_TOKEN_FILE},
+    {"ready-path", required_argument, NULL, O_READY},
+    {"max-conns", required_argument, NULL, O_CONNS},
+    {"file", required_argument, NULL, 'f'},
     {0},
 };
 
 /* One slot per MIG device (times replicas) of the selected GPUs; the
  * strings live in devs, which the caller keeps. Returns the count or -exit. */
-static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device *devs,
-                         struct gs_super_slot *slots)
+/* The MIG devices of the selected GPUs, in GPU then device order; the count
+ * (0 included) or -exit. devs holds GS_BACKEND_MAX_GPUS * MAX_MIG_DEVICES. */
+static int list_devices(struct cli *c, struct gs_mig_device *devs)
 {
-  unsigned gpus[GS_BACKEND_MAX_GPUS], total = 0, ns = 0;
+  unsigned gpus[GS_BACKEND_MAX_GPUS], total = 0;
   struct gs_backend *b;
   struct gs_err err = {0};
   int n, rc;
@@ -103,15 +134,108 @@ static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device 
       return -cli_fail(&err);
     total += nd;
   }
+  return (int)total;
+}
+
+/* One slot per MIG device (times replicas) of the selected GPUs; the
+ * strings live in devs, which the caller keeps. Returns the count or -exit. */
+static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device *devs,
+                         struct gs_super_slot *slots)
+{
+  int total = list_devices(c, devs), ns = 0;
+  if (total < 0)
+    return total;
   if (!total) {
     fprintf(stderr, "gpuslice: serve: the selected GPUs have no MIG devices to run workers on; "
                     "partition them first with `gpuslice apply` or `gpuslice gi create -C`\n");
     return -GS_EXIT_FAILED;
   }
-  for (unsigned k = 0; k < total; k++)
+  for (int k = 0; k < total; k++)
     for (unsigned r = 0; r < replicas; r++, ns++)
-      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, ns};
-  return (int)ns;
+      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, (unsigned)ns};
+  return ns;
+}
+
+/* Options of the serve file the command line did not give, through the same
+ * option parser (one set of checks); the file's strings stay in f. */
+static int apply_file(struct cli *c, struct serve_opts *o, const struct gs_serve_file *f)
+{
+  unsigned from_cli = o->given;
+  for (size_t i = 0; i < f->nopts; i++) {
+    const struct gs_serve_file_opt *fo = &f->opts[i];
+    const struct option *x = serve_extra;
+    int rc;
+    if (strcmp(fo->key, "gpus") == 0) {
+      if (!c->gpus)
+        c->gpus = fo->value;
+      continue;
+    }
+    while (x->name && strcmp(x->name, fo->key) != 0)
+      x++;
+    if (!x->name || ((from_cli >> (x->val - O_LISTEN)) & 1u))
+      continue;
+    if (x->val == O_EPHEMERAL) {
+      if (strcmp(fo->value, "true") != 0 && strcmp(fo->value, "false") != 0)
+        return cli_usage("%s:%u: ephemeral-ports: expected true or false, found '%s'", o->file,
+                         fo->line, fo->value);
+      if (strcmp(fo->value, "false") == 0)
+        continue;
+    }
+    if ((rc = on_serve_opt(c, x->val, fo->value, o)) != 0) {
+      fprintf(stderr, "gpuslice: (that is %s, line %u: %s)\n", o->file, fo->line, fo->key);
+      return rc;
+    }
+  }
+  for (size_t i = 0; f->env && f->env[i]; i++) {
+    char *eq = strchr(f->env[i], '=');
+    *eq = 0; /* the name, then the value; the workers inherit serve's environment */
+    if (setenv(f->env[i], eq + 1, 1) != 0)
+      return cli_usage("%s: env: cannot set %s", o->file, f->env[i]);
+    *eq = '=';
+  }
+  return 0;
+}
+
+static int load_file(struct cli *c, struct serve_opts *o, struct gs_serve_file **f)
+{
+  struct gs_err err = {0};
+  char *text;
+  size_t len;
+  int rc;
+  o->cli_given = o->given;
+  o->cli_gpus = c->gpus != NULL;
+  if (gs_file_read(&err, o->file, 1 << 20, &text, &len) != 0)
+    return cli_fail(&err);
+  rc = gs_serve_file_parse(&err, o->file, text, len, f);
+  free(text);
+  if (rc)
+    return cli_fail(&err);
+  return apply_file(c, o, *f);
+}
+
+/* The admin token from --admin-token or the first line of
+ * --admin-token-file (*buf holds it then); 0 or an exit code. */
+static int admin_token(struct serve_opts *o, char **buf)
+{
+  struct gs_err err = {0};
+  size_t len;
+  if (o->admin_token && o->admin_token_file)
+    return cli_usage("give --admin-token or --admin-token-file, not both");
+  if (o->admin_token_file) {
+    if (gs_file_read(&err, o->admin_token_file, 4096, buf, &len) != 0)
+      return cli_fail(&err);
+    (*buf)[strcspn(*buf, "\r\n")] = 0;
+    o->admin_token = *buf;
+  }
+  if (!o->admin_token)
+    return 0;
+  for (const char *t = o->admin_token; *t; t++)
+    if (*t <= ' ' || *t > '~')
+      return cli_usage("the admin token must be printable ASCII without spaces");
+  if (strlen(o->admin_token) < 16)
+    return cli_usage("the admin token is too short: give 16 characters or more "
+                     "(e.g. from `openssl rand -hex 16`)");
+  return 0;
 }
 
 static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
@@ -121,8 +245,8 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
   if (gs_super_info(s, w, &info) != 0)
     return;
   gs_proxy_worker_set(run->proxy, w, info.port, ready);
-  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, run->slots[w].profile,
-         run->slots[w].uuid, info.port, ready ? "joined" : "left",
+  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, info.profile, info.uuid,
+         info.port, ready ? "joined" : "left",
          gs_super_state_name(info.state));
   fflush(stdout);
 }
@@ -151,6 +275,214 @@ static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
   return GS_LOOP_TIMER_DONE;
 }
 
+/* ---- SIGHUP: reload the MIG devices ---- */
+
+/* Workers drained for a reload are retired once idle, or when the drain
+ * timeout has passed. */
+static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct serve_run *run = data;
+  bool left = false;
+  (void)loop;
+  (void)id;
+  for (size_t w = 0; w < run->nretiring; w++) {
+    struct gs_proxy_worker_stats st;
+    if (!run->retiring[w] || gs_proxy_worker_stats(run->proxy, w, &st) != 0)
+      continue;
+    if (st.inflight && gs_loop_now_us() < run->retire_until) {
+      left = true;
+      continue;
+    }
+    run->retiring[w] = false;
+    gs_super_retire(run->super, w);
+    printf("worker %zu retired: its device is gone\n", w);
+  }
+  fflush(stdout);
+  if (left)
+    return 20000;
+  run->retire_timer = 0;
+  return GS_LOOP_TIMER_DONE;
+}
+
+static bool has_device(const struct gs_mig_device *devs, int n, const char *uuid)
+{
+  for (int i = 0; i < n; i++)
+    if (strcmp(devs[i].uuid, uuid) == 0)
+      return true;
+  return false;
+}
+
+/* True when a live (not retired, not retiring) worker runs on uuid. */
+static bool has_worker(const struct serve_run *run, const char *uuid)
+{
+  for (size_t w = 0; w < gs_super_count(run->super); w++) {
+    struct gs_super_info info;
+    if (gs_super_info(run->super, w, &info) == 0 && !info.retired &&
+        !(w < run->nretiring && run->retiring[w]) && strcmp(info.uuid, uuid) == 0)
+      return true;
+  }
+  return false;
+}
+
+static bool grow_retiring(struct serve_run *run)
+{
+  size_t n = gs_super_count(run->super);
+  bool *v;
+  if (n <= run->nretiring)
+    return true;
+  if (!(v = realloc(run->retiring, n * sizeof(*v))))
+    return false;
+  memset(v + run->nretiring, 0, (n - run->nretiring) * sizeof(*v));
+  run->retiring = v;
+  run->nretiring = n;
+  return true;
+}
+
+/* Gone devices: their workers drain (no new request) and are retired once
+ * idle. New devices: replicas new workers each. The rest is untouched. */
+static void reload_devices(struct serve_run *run, const struct gs_mig_device *devs, int n)
+{
+  unsigned added = 0, gone = 0;
+  struct gs_err err = {0};
+  if (!grow_retiring(run))
+    return;
+  for (size_t w = 0; w < gs_super_count(run->super); w++) {
+    struct gs_super_info info;
+    if (gs_super_info(run->super, w, &info) != 0 || info.retired || run->retiring[w] ||
+        has_device(devs, n, info.uuid))
+      continue;
+    gs_proxy_worker_admin(run->proxy, w, GS_PROXY_DRAINING);
+    run->retiring[w] = true;
+    gone++;
+  }
+  for (int k = 0; k < n; k++) {
+    if (has_worker(run, devs[k].uuid))
+      continue;
+    for (unsigned r = 0; r < run->replicas; r++) {
+      struct gs_super_slot slot = {devs[k].uuid, devs[k].name,
+                                   (unsigned)gs_super_count(run->super)};
+      size_t w, pw;
+      if (gs_proxy_add_worker(run->proxy, &pw) != 0 ||
+          gs_super_add(&err, run->super, &slot, &w) != 0 || w != pw) {
+        fprintf(stderr, "gpuslice serve: reload: cannot add a worker for %s: %s\n",
+                devs[k].uuid, err.msg[0] ? err.msg : "out of memory");
+        break;
+      }
+      added++;
+    }
+  }
+  grow_retiring(run);
+  printf("reload: %d MIG devices, %u workers added, %u devices gone\n", n, added, gone);
+  fflush(stdout);
+  run->retire_until = gs_loop_now_us() + run->drain_ms * 1000;
+  if (gone && !run->retire_timer)
+    run->retire_timer = gs_loop_timer_add(run->loop, 0, on_retire_tick, run);
+}
+
+/* The value of key in f, or NULL. */
+static const char *file_value(const struct gs_serve_file *f, const char *key)
+{
+  for (size_t i = 0; f && i < f->nopts; i++)
+    if (strcmp(f->opts[i].key, key) == 0)
+      return f->opts[i].value;
+  return NULL;
+}
+
+static bool same(const char *a, const char *b)
+{
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_strv(char *const *a, char *const *b)
+{
+  size_t i = 0;
+  for (; a && b && a[i] && b[i]; i++)
+    if (strcmp(a[i], b[i]) != 0)
+      return false;
+  return (!a || !a[i]) && (!b || !b[i]);
+}
+
+/* Applies the options of the re-read file that may change live (gpus,
+ * policy, max-inflight, worker-timeout), unless the command line gave them;
+ * names the others that changed (they take a restart). 0, or an exit code
+ * when a value is bad (then nothing is applied). */
+static int apply_reloaded(struct serve_run *run, const struct gs_serve_file *old,
+                          const struct gs_serve_file *f)
+{
+  struct serve_opts *o = run->o, n = *o;
+  bool gpus_changed = !o->cli_gpus && !same(file_value(old, "gpus"), file_value(f, "gpus"));
+  int rc;
+  for (const struct option *x = serve_extra; x->name; x++) {
+    const char *was = file_value(old, x->name), *now = file_value(f, x->name);
+    if (x->val < O_LISTEN || ((o->cli_given >> (x->val - O_LISTEN)) & 1u) || same(was, now))
+      continue;
+    if (x->val != O_POLICY && x->val != O_INFLIGHT && x->val != O_TIMEOUT) {
+      printf("reload: %s changed in %s; it takes a restart\n", x->name, o->file);
+      continue;
+    }
+    if (!now) /* removed: back to the default */
+      now = x->val == O_POLICY ? "p2c" : x->val == O_INFLIGHT ? "64" : "30000";
+    if ((rc = on_serve_opt(run->c, x->val, now, &n)) != 0)
+      return rc;
+  }
+  if (!same_strv(old ? old->command : NULL, f->command) ||
+      !same_strv(old ? old->env : NULL, f->env))
+    printf("reload: command or env changed in %s; they take a restart\n", o->file);
+  *o = n;
+  gs_proxy_reconfigure(run->proxy, o->policy, o->max_inflight, o->worker_timeout_ms);
+  if (gpus_changed)
+    run->c->gpus = file_value(f, "gpus");
+  return 0;
+}
+
+/* Re-reads the serve file; on any error everything stays as it was. */
+static void reload_file(struct serve_run *run)
+{
+  struct gs_serve_file *f = NULL, **more;
+  struct gs_err err = {0};
+  char *text = NULL;
+  size_t len;
+  if (gs_file_read(&err, run->o->file, 1 << 20, &text, &len) != 0 ||
+      gs_serve_file_parse(&err, run->o->file, text, len, &f) != 0) {
+    free(text);
+    fprintf(stderr, "gpuslice serve: reload: %s; the file's options stay as they were\n", err.msg);
+    return;
+  }
+  free(text);
+  /* Kept to the end: the options point into the files they came from. */
+  if (!(more = realloc(run->files, (run->nfiles + 1) * sizeof(*more)))) {
+    gs_serve_file_free(f);
+    return;
+  }
+  run->files = more;
+  if (apply_reloaded(run, run->nfiles ? run->files[run->nfiles - 1] : NULL, f) != 0) {
+    fprintf(stderr, "gpuslice serve: reload: %s: a bad value; the file's options stay as they "
+                    "were\n", run->o->file);
+    gs_serve_file_free(f);
+    return;
+  }
+  run->files[run->nfiles++] = f;
+}
+
+static void reload(struct serve_run *run)
+{
+  struct gs_mig_device *devs =
+      calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
+  const char *gpus = run->c->gpus;
+  int n;
+  if (run->o->file)
+    reload_file(run);
+  n = devs ? list_devices(run->c, devs) : -GS_EXIT_FAILED;
+  if (n < 0) {
+    run->c->gpus = gpus; /* a bad new -i from the file: keep the old one */
+    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; they stay as they "
+                    "were\n");
+  }
+  else
+    reload_devices(run, devs, n);
+  free(devs);
+}
+
 static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct serve_run *run = data;
@@ -158,12 +490,27 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   (void)mask;
   if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si) || run->draining)
     return;
+  if (si.ssi_signo == SIGHUP) {
+    reload(run);
+    return;
+  }
   run->draining = true;
   run->drain_until = gs_loop_now_us() + run->drain_ms * 1000;
   fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
           strsignal((int)si.ssi_signo), gs_proxy_inflight(run->proxy));
   gs_proxy_drain(run->proxy);
   gs_loop_timer_add(loop, 0, on_drain_tick, run);
+}
+
+/* Client connections, upstream ones and workers' pipes need fds: the soft
+ * limit (often 1024) goes up to the hard one, as far as the loop can use. */
+static void raise_nofile(void)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= LOOP_FDS)
+    return;
+  rl.rlim_cur = rl.rlim_max < LOOP_FDS ? rl.rlim_max : LOOP_FDS;
+  setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, size_t nslots,
@@ -175,10 +522,15 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   struct gs_super_config scfg = *sc;
   sigset_t sigs, old;
   int sfd = -1, lfd = -1, rc;
-  unsigned port = 0;
+  unsigned port = 0, aport = 0;
+  gs_http_limits_default(&pc.limits);
+  if (o->max_conns)
+    pc.limits.max_conns = o->max_conns;
+  raise_nofile();
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGHUP);
   sigprocmask(SIG_BLOCK, &sigs, &old);
   scfg.ctx = run;
   if ((rc = gs_loop_new(err, LOOP_FDS, &run->loop)) != 0 ||
@@ -190,8 +542,15 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
       (rc = gs_proxy_listen_fd(err, run->proxy, lfd)) != 0)
     goto out;
   lfd = -1; /* the proxy's now */
+  if (strcmp(o->admin_listen, "off") != 0) {
+    if ((rc = gs_serve_listen(err, o->admin_listen, 64, &lfd, &aport)) != 0 ||
+        (rc = gs_proxy_admin_new(err, run->loop, run->proxy, run->super, o->admin_token, lfd,
+                                 &run->admin)) != 0)
+      goto out;
+    lfd = -1;
+  }
   if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-    rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM and SIGINT");
+    rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM, SIGINT and SIGHUP");
     goto out;
   }
   if ((rc = gs_loop_add(err, run->loop, sfd, GS_LOOP_READABLE, on_signal, run)) != 0 ||
@@ -199,6 +558,9 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
     goto out;
   printf("listening on %.*s:%u, %zu workers starting\n", (int)(strrchr(o->listen, ':') - o->listen),
          o->listen, port, nslots);
+  if (run->admin)
+    printf("admin on %.*s:%u\n", (int)(strrchr(o->admin_listen, ':') - o->admin_listen),
+           o->admin_listen, aport);
   fflush(stdout);
   rc = gs_loop_run(run->loop);
   if (rc == 0)
@@ -208,6 +570,7 @@ out:
     close(lfd);
   /* The supervisor first: freeing it may still report workers leaving. */
   gs_super_free(run->super);
+  gs_proxy_admin_free(run->admin);
   gs_proxy_free(run->proxy);
   if (sfd >= 0)
     gs_loop_close_fd(run->loop, sfd);
@@ -216,52 +579,104 @@ out:
   return rc;
 }
 
-static int run_serve(struct cli *c, int argc, char **argv)
+/* Defaults of the options neither the command line nor the file gave. */
+static void defaults(struct serve_opts *o)
+{
+  if (!o->listen)
+    o->listen = "127.0.0.1:8000";
+  if (!o->admin_listen)
+    o->admin_listen = "127.0.0.1:8001";
+  if (!GIVEN(o, O_REPLICAS))
+    o->replicas = 1;
+  if (!GIVEN(o, O_DRAIN))
+    o->drain_ms = 10000;
+}
+
+/* Everything but the slots: options, file, token, command; 0 or an exit code. */
+static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
+                   struct gs_serve_file **f, char **token_buf, const char *const **cmd)
 {
   static const char usage[] =
-      "gpuslice serve [--listen HOST:PORT] [--replicas N] [--policy p2c|rr] [--log-dir DIR]\n"
-      "    [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
-      "    [--port-base N | --ephemeral-ports] [-i GPUS] -- COMMAND ARGS...\n"
+      "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
+      "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
+      "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N]\n"
+      "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
+      "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
-  struct serve_opts o = {.listen = "127.0.0.1:8000", .replicas = 1, .drain_ms = 10000};
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0)
+    return -first;
+  if (first < argc && strcmp(argv[first - 1], "--") != 0)
+    return cli_usage("unexpected argument '%s': give the worker command after `--`", argv[first]);
+  if (o->file && (rc = load_file(c, o, f)) != 0)
+    return rc;
+  defaults(o);
+  if (first < argc)
+    *cmd = (const char *const *)(argv + first);
+  else if (*f && (*f)->command)
+    *cmd = (const char *const *)(*f)->command;
+  else
+    return cli_usage("give the worker command after `--` (or as command: in the serve file); "
+                     "usage: %s", usage);
+  if (!o->replicas || o->replicas > 64)
+    return cli_usage("--replicas %u: expected 1 to 64", o->replicas);
+  if (o->max_conns > LOOP_FDS - 4096)
+    return cli_usage("--max-conns %u: at most %d", o->max_conns, LOOP_FDS - 4096);
+  return admin_token(o, token_buf);
+}
+
+static int run_serve(struct cli *c, int argc, char **argv)
+{
+  struct serve_opts o = {0};
   struct gs_super_config sc = {0};
   struct serve_run run = {0};
+  struct gs_serve_file *file = NULL;
   struct gs_mig_device *devs = NULL;
   struct gs_super_slot *slots = NULL;
+  const char *const *cmd = NULL;
   struct gs_err err = {0};
-  int first, n, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, &o)) <= 0)
-    return -first;
-  if (first >= argc || strcmp(argv[first - 1], "--") != 0)
-    return cli_usage("give the worker command after `--`; usage: %s", usage);
-  if (!o.replicas || o.replicas > 64)
-    return cli_usage("--replicas %u: expected 1 to 64", o.replicas);
+  char *token_buf = NULL;
+  int n, rc;
+  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0)
+    goto out;
   devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
                  sizeof(*slots));
   if (!devs || !slots) {
-    free(devs);
-    free(slots);
-    return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
+    rc = cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
+    goto out;
   }
   if ((n = collect_slots(c, o.replicas, devs, slots)) < 0) {
-    free(devs);
-    free(slots);
-    return -n;
+    rc = -n;
+    goto out;
   }
   sc.slots = slots;
   sc.nslots = (size_t)n;
-  sc.argv = (const char *const *)(argv + first);
+  sc.argv = cmd;
   sc.log_dir = o.log_dir;
   sc.port_base = o.port_base;
   sc.ephemeral_ports = o.ephemeral;
+  sc.ready_path = o.ready_path;
   sc.on_ready = on_ready;
-  run.slots = slots;
+  run.c = c;
+  run.o = &o;
+  run.replicas = o.replicas;
+  if (file && (run.files = calloc(1, sizeof(*run.files))) != NULL) {
+    run.files[run.nfiles++] = file;
+    file = NULL; /* run.files owns it now */
+  }
   run.drain_ms = o.drain_ms;
-  rc = serve_loop(&o, &sc, (size_t)n, &run, &err);
+  rc = serve_loop(&o, &sc, (size_t)n, &run, &err) ? cli_fail(&err) : GS_EXIT_OK;
+out:
   free(devs);
   free(slots);
-  return rc ? cli_fail(&err) : GS_EXIT_OK;
+  free(token_buf);
+  free(run.retiring);
+  for (size_t i = 0; i < run.nfiles; i++)
+    gs_serve_file_free(run.files[i]);
+  free(run.files);
+  gs_serve_file_free(file);
+  return rc;
 }
 
 const struct cli_verb cli_verbs_serve[] = {

@@ -112,6 +112,12 @@ int gs_loop_add(struct gs_err *err, struct gs_loop *l, int fd, unsigned mask,
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
                       "fd %d is outside the event loop's %d slots (raise its size)", fd, l->setsize);
   f = &l->files[fd];
+  /* Interest already in place: no system call (the proxy re-arms often). */
+  if (f->mask && (f->mask | mask) == f->mask) {
+    f->fn = fn;
+    f->data = data;
+    return 0;
+  }
   op = f->mask ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
   ev.events = epoll_bits(f->mask | mask);
   ev.data.fd = fd;
@@ -127,7 +133,7 @@ void gs_loop_del(struct gs_loop *l, int fd, unsigned mask)
 {
   struct epoll_event ev = {0};
   struct file_event *f;
-  if (fd < 0 || fd >= l->setsize || !l->files[fd].mask)
+  if (fd < 0 || fd >= l->setsize || !(l->files[fd].mask & mask))
     return;
   f = &l->files[fd];
   f->mask &= ~mask;

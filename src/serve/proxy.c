@@ -2,10 +2,11 @@
  * http.c (limits, keep-alive, pipelining), each request goes to one ready
  * worker (power of two choices or round-robin) over kept-alive upstream
  * connections, with one retry when a connection fails before any response
- * byte, passive ejection, a response timeout (504) and 503 with no worker.
- * Bodies are buffered both ways (docs/proxy.md says the limits). It knows
- * worker ids and ports, not processes: the supervisor or a static list
- * tells it who is ready. */
+ * byte, passive ejection, a response timeout (504) and 503 with no worker;
+ * an operator's drain or disable per worker; counters and latency
+ * histograms for /metrics. Bodies are buffered both ways (docs/proxy.md
+ * says the limits). It knows worker ids and ports, not processes: the
+ * supervisor or a static list tells it who is ready. */
 #include "serve/internal.h"
 
 #include <errno.h>
@@ -21,6 +22,19 @@
 #define UP_MAX_HEAD 65536u /* an upstream response head larger is a 502 */
 #define UP_READ_MIN 16384u /* free space wanted before each upstream read */
 #define MAX_ATTEMPTS 4 /* one retry after a worker's failure, plus stale pooled connections */
+#define SPARE_REQS 256        /* ended requests kept for reuse (no allocation per request) */
+#define SPARE_OUT_MAX 65536u  /* larger request buffers are not kept */
+
+/* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
+ * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
+static const uint64_t hist_le_us[] = {500,    1000,   2500,    5000,    10000,   25000,   50000,
+                                      100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
+#define NBUCKETS (GS_NITEMS(hist_le_us) + 1)
+
+struct hist {
+  uint64_t bucket[NBUCKETS]; /* not cumulative: /metrics sums them */
+  uint64_t count, sum_us;
+};
 
 struct pworker;
 struct preq;
@@ -51,8 +65,10 @@ struct pworker {
   unsigned port;
   bool ready, ejected;
   uint64_t eject_timer;
+  enum gs_proxy_admin admin;
   unsigned inflight, fails;
   uint64_t requests, errors;
+  struct hist latency; /* of the answers it gave */
   struct upconn *idle;
   unsigned nidle;
 };
@@ -63,10 +79,11 @@ struct preq {
   struct preq *prev, *next; /* every request under way */
   struct gs_http_conn *client;
   char *out; /* request head and body as sent upstream */
-  size_t out_len;
+  size_t out_len, out_cap;
   bool head_method;
   unsigned attempts;
   bool retried; /* the one retry after a worker's failure is spent */
+  uint64_t start_us;
   uint64_t timer;
   struct upconn *uc;
 };
@@ -76,12 +93,16 @@ struct gs_proxy {
   struct gs_proxy_config cfg;
   struct gs_http_server *http;
   int listen_fd;
-  struct pworker *w;
-  size_t *cand; /* scratch for the pick, sized at creation */
+  struct pworker **w; /* pointers: upstream connections and timers hold them as it grows */
+  size_t cap;
+  size_t *cand; /* scratch for the pick, as long as w */
   struct preq *reqs;
   size_t nreqs;
+  struct preq *spare; /* ended requests, their out buffers kept */
+  unsigned nspare;
   uint64_t rng, rr;
   uint64_t requests, errors;
+  struct hist latency; /* of every answer, the proxy's own errors included */
 };
 
 static void up_close(struct upconn *uc);
@@ -92,7 +113,17 @@ static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
 
 static bool usable(const struct pworker *wk)
 {
-  return wk->ready && !wk->ejected && wk->port;
+  return wk->ready && !wk->ejected && wk->port && wk->admin == GS_PROXY_ENABLED;
+}
+
+static void hist_add(struct hist *h, uint64_t us)
+{
+  size_t i = 0;
+  while (i < GS_NITEMS(hist_le_us) && us > hist_le_us[i])
+    i++;
+  h->bucket[i]++;
+  h->count++;
+  h->sum_us += us;
 }
 
 static void drop_idle(struct pworker *wk)
@@ -137,7 +168,7 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
   struct pworker *wk;
   if (w >= p->cfg.nworkers)
     return;
-  wk = &p->w[w];
+  wk = p->w[w];
   if (wk->port != port)
     drop_idle(wk); /* a restarted worker may listen elsewhere */
   wk->port = port;
@@ -153,7 +184,81 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
 
 bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
 {
-  return w < p->cfg.nworkers && usable(&p->w[w]);
+  return w < p->cfg.nworkers && usable(p->w[w]);
+}
+
+const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
+{
+  switch (a) {
+  case GS_PROXY_ENABLED: return "enabled";
+  case GS_PROXY_DRAINING: return inflight ? "draining" : "drained";
+  case GS_PROXY_DISABLED: return "disabled";
+  }
+  return "unknown";
+}
+
+int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
+{
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  p->w[w]->admin = a;
+  /* Drained or disabled: its pooled connections go now; those carrying a
+   * request finish it and close (up_release sees it unusable). */
+  if (a != GS_PROXY_ENABLED)
+    drop_idle(p->w[w]);
+  return 0;
+}
+
+int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out)
+{
+  const struct pworker *wk;
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  wk = p->w[w];
+  *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
+                                        .ejected = wk->ejected, .in_pool = usable(wk),
+                                        .admin = wk->admin, .inflight = wk->inflight,
+                                        .requests = wk->requests, .errors = wk->errors};
+  return 0;
+}
+
+int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
+{
+  struct pworker *wk;
+  if (p->cfg.nworkers == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 8;
+    struct pworker **bigger = realloc(p->w, cap * sizeof(*bigger));
+    size_t *cand;
+    if (!bigger)
+      return GS_E_NO_MEMORY;
+    p->w = bigger;
+    if (!(cand = realloc(p->cand, cap * sizeof(*cand))))
+      return GS_E_NO_MEMORY;
+    p->cand = cand;
+    p->cap = cap;
+  }
+  if (!(wk = calloc(1, sizeof(*wk))))
+    return GS_E_NO_MEMORY;
+  wk->p = p;
+  wk->id = p->cfg.nworkers;
+  p->w[p->cfg.nworkers++] = wk;
+  *w = wk->id;
+  return 0;
+}
+
+void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsigned max_inflight,
+                          unsigned worker_timeout_ms)
+{
+  p->cfg.policy = policy;
+  if (max_inflight)
+    p->cfg.max_inflight = max_inflight;
+  if (worker_timeout_ms)
+    p->cfg.worker_timeout_ms = worker_timeout_ms;
+}
+
+size_t gs_proxy_count(const struct gs_proxy *p)
+{
+  return p->cfg.nworkers;
 }
 
 static uint64_t next_rand(struct gs_proxy *p)
@@ -171,7 +276,7 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
   size_t n = 0, a, b;
   *busy = false;
   for (size_t i = 0; i < p->cfg.nworkers; i++) {
-    struct pworker *wk = &p->w[i];
+    struct pworker *wk = p->w[i];
     if (!usable(wk))
       continue;
     if (wk->inflight >= p->cfg.max_inflight)
@@ -180,18 +285,18 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
       p->cand[n++] = i;
   }
   if (!n)
-    return avoid && usable(avoid) && avoid->inflight < p->cfg.max_inflight ? &p->w[avoid->id]
+    return avoid && usable(avoid) && avoid->inflight < p->cfg.max_inflight ? p->w[avoid->id]
                                                                              : NULL;
   if (p->cfg.policy == GS_PROXY_RR)
-    return &p->w[p->cand[p->rr++ % n]];
+    return p->w[p->cand[p->rr++ % n]];
   if (n == 1)
-    return &p->w[p->cand[0]];
+    return p->w[p->cand[0]];
   a = next_rand(p) % n;
   b = next_rand(p) % (n - 1);
   if (b >= a)
     b++;
-  return p->w[p->cand[b]].inflight < p->w[p->cand[a]].inflight ? &p->w[p->cand[b]]
-                                                                 : &p->w[p->cand[a]];
+  return p->w[p->cand[b]]->inflight < p->w[p->cand[a]]->inflight ? p->w[p->cand[b]]
+                                                                 : p->w[p->cand[a]];
 }
 
 /* ---- upstream connections ---- */
@@ -286,8 +391,37 @@ static void req_free(struct preq *r)
   if (r->next)
     r->next->prev = r->prev;
   p->nreqs--;
-  free(r->out);
-  free(r);
+  if (p->nspare >= SPARE_REQS) {
+    free(r->out);
+    free(r);
+    return;
+  }
+  if (r->out_cap > SPARE_OUT_MAX) {
+    free(r->out);
+    r->out = NULL;
+    r->out_cap = 0;
+  }
+  r->next = p->spare;
+  p->spare = r;
+  p->nspare++;
+}
+
+/* A request record, reused when one is spare; NULL on no memory. */
+static struct preq *req_new(struct gs_proxy *p)
+{
+  struct preq *r = p->spare;
+  char *out;
+  size_t cap;
+  if (!r)
+    return calloc(1, sizeof(*r));
+  p->spare = r->next;
+  p->nspare--;
+  out = r->out;
+  cap = r->out_cap;
+  memset(r, 0, sizeof(*r));
+  r->out = out;
+  r->out_cap = cap;
+  return r;
 }
 
 /* Answers the client with an error of the proxy's own and ends r. */
@@ -301,6 +435,7 @@ static void req_error(struct preq *r, int status, const char *fmt, ...)
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   r->p->errors++;
+  hist_add(&r->p->latency, gs_loop_now_us() - r->start_us);
   req_free(r);
   gs_http_respond_error(client, status, "%s", msg);
 }
@@ -480,10 +615,12 @@ static bool parse_len(const char *s, size_t n, size_t *out)
 /* Framing of the response head, and the headers to pass on; false = 502. */
 static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size_t nh, int minor)
 {
-  size_t el = 0;
+  /* Each passed-on line is at most one byte longer than in the head
+   * ("Name:value" gains a space), so this holds them all. */
+  size_t el = 0, cap = uc->head_len + nh + 1;
   bool has_cl = false;
   uc->keep = minor >= 1;
-  if (!(uc->extra = malloc(UP_MAX_HEAD + 1)))
+  if (!(uc->extra = malloc(cap)))
     return false;
   for (size_t i = 0; i < nh; i++) {
     if (!h[i].name)
@@ -504,7 +641,7 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
     } else if (hdr_is(&h[i], "content-type") && !uc->ctype) {
       uc->ctype = strndup(h[i].value, h[i].value_len);
     }
-    if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < UP_MAX_HEAD) {
+    if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < cap) {
       el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h[i].name_len, h[i].name,
                             (int)h[i].value_len, h[i].value);
     }
@@ -590,7 +727,10 @@ static void up_complete(struct upconn *uc)
   struct preq *r = uc->req;
   struct gs_http_conn *client = r->client;
   struct pworker *wk = uc->wk;
+  uint64_t us = gs_loop_now_us() - r->start_us;
   wk->fails = 0;
+  hist_add(&wk->latency, us);
+  hist_add(&r->p->latency, us);
   req_detach(r);
   req_free(r);
   /* The connection is out of every list while the answer is copied out of
@@ -677,16 +817,23 @@ static bool is_hop_request_header(const struct gs_http_header *h)
   return false;
 }
 
-/* The request as the worker gets it: HTTP/1.1, kept alive, the (decoded)
- * body framed by Content-Length. One copy of the body: buffered mode. */
-static char *build_upstream(const struct gs_http_request *q, size_t *len)
+/* The request as the worker gets it, in r->out (grown if needed): HTTP/1.1,
+ * kept alive, the (decoded) body framed by Content-Length. One copy of the
+ * body: buffered mode. false on no memory. */
+static bool build_upstream(struct preq *r, const struct gs_http_request *q)
 {
   size_t cap = q->method_len + q->path_len + 64 + q->body_len, o;
   char *out;
   for (size_t i = 0; i < q->nheaders; i++)
     cap += q->headers[i].name_len + q->headers[i].value_len + 4;
-  if (!(out = malloc(cap)))
-    return NULL;
+  if (cap > r->out_cap) {
+    free(r->out);
+    r->out_cap = 0;
+    if (!(r->out = malloc(cap)))
+      return false;
+    r->out_cap = cap;
+  }
+  out = r->out;
   o = (size_t)sprintf(out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
                       (int)q->path_len, q->path);
   for (size_t i = 0; i < q->nheaders; i++) {
@@ -703,23 +850,54 @@ static char *build_upstream(const struct gs_http_request *q, size_t *len)
   }
   o += (size_t)sprintf(out + o, "Content-Length: %zu\r\n\r\n", q->body_len);
   memcpy(out + o, q->body, q->body_len);
-  *len = o + q->body_len;
-  return out;
+  r->out_len = o + q->body_len;
+  return true;
 }
 
-/* Prometheus text for /metrics. */
-static void respond_metrics(struct gs_proxy *p, struct gs_http_conn *conn)
+/* One histogram in Prometheus text: cumulative buckets, sum, count.
+ * labels: "" or "worker=\"3\"," (trailing comma, for le= to follow). */
+static void hist_print(FILE *f, const char *name, const char *labels, const struct hist *h)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  size_t inflight = 0;
-  if (!f) {
-    gs_http_respond_error(conn, 500, "out of memory writing metrics");
-    return;
+  uint64_t cum = 0;
+  size_t ll = strlen(labels);
+  for (size_t i = 0; i < GS_NITEMS(hist_le_us); i++) {
+    cum += h->bucket[i];
+    fprintf(f, "%s_bucket{%sle=\"%g\"} %llu\n", name, labels, (double)hist_le_us[i] / 1e6,
+            (unsigned long long)cum);
   }
+  fprintf(f, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->count);
+  /* sum and count take the labels without the trailing comma */
+  fprintf(f, "%s_sum%s%.*s%s %.6f\n%s_count%s%.*s%s %llu\n", name, ll ? "{" : "",
+          (int)(ll ? ll - 1 : 0), labels, ll ? "}" : "", (double)h->sum_us / 1e6, name,
+          ll ? "{" : "", (int)(ll ? ll - 1 : 0), labels, ll ? "}" : "",
+          (unsigned long long)h->count);
+}
+
+/* A per-worker metric family: HELP, TYPE, one line per worker. */
+static void family(FILE *f, const struct gs_proxy *p, const char *name, const char *type,
+                   const char *help, unsigned long long (*value)(const struct pworker *))
+{
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
   for (size_t i = 0; i < p->cfg.nworkers; i++)
-    inflight += p->w[i].inflight;
+    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(p->w[i]));
+}
+
+static unsigned long long v_requests(const struct pworker *w) { return w->requests; }
+static unsigned long long v_errors(const struct pworker *w) { return w->errors; }
+static unsigned long long v_inflight(const struct pworker *w) { return w->inflight; }
+static unsigned long long v_up(const struct pworker *w) { return usable(w); }
+
+static unsigned long long v_restarts(const struct pworker *w)
+{
+  struct gs_super_info info;
+  return gs_super_info(w->p->cfg.super, w->id, &info) == 0 ? info.restarts : 0;
+}
+
+static void write_metrics(struct gs_proxy *p, FILE *f)
+{
+  size_t inflight = 0;
+  for (size_t i = 0; i < p->cfg.nworkers; i++)
+    inflight += p->w[i]->inflight;
   fprintf(f, "# HELP gpuslice_proxy_requests_total Requests the proxy accepted.\n"
              "# TYPE gpuslice_proxy_requests_total counter\n"
              "gpuslice_proxy_requests_total %llu\n"
@@ -728,33 +906,44 @@ static void respond_metrics(struct gs_proxy *p, struct gs_http_conn *conn)
              "gpuslice_proxy_errors_total %llu\n"
              "# HELP gpuslice_proxy_inflight Requests sent to workers and not yet answered.\n"
              "# TYPE gpuslice_proxy_inflight gauge\n"
-             "gpuslice_proxy_inflight %zu\n",
+             "gpuslice_proxy_inflight %zu\n"
+             "# HELP gpuslice_proxy_request_duration_seconds From a request's arrival to its "
+             "answer (the proxy's errors too).\n"
+             "# TYPE gpuslice_proxy_request_duration_seconds histogram\n",
           (unsigned long long)p->requests, (unsigned long long)p->errors, inflight);
-  fprintf(f, "# HELP gpuslice_worker_requests_total Requests sent to a worker (retries count).\n"
-             "# TYPE gpuslice_worker_requests_total counter\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_requests_total{worker=\"%zu\"} %llu\n", i,
-            (unsigned long long)p->w[i].requests);
-  fprintf(f, "# HELP gpuslice_worker_errors_total Refusals, resets and timeouts of a worker.\n"
-             "# TYPE gpuslice_worker_errors_total counter\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_errors_total{worker=\"%zu\"} %llu\n", i,
-            (unsigned long long)p->w[i].errors);
-  fprintf(f, "# TYPE gpuslice_worker_inflight gauge\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_inflight{worker=\"%zu\"} %u\n", i, p->w[i].inflight);
-  fprintf(f, "# HELP gpuslice_worker_up 1 when the worker is in the pool (ready, not ejected).\n"
-             "# TYPE gpuslice_worker_up gauge\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "gpuslice_worker_up{worker=\"%zu\"} %d\n", i, usable(&p->w[i]));
-  if (p->cfg.super) {
-    fprintf(f, "# TYPE gpuslice_worker_restarts_total counter\n");
-    for (size_t i = 0; i < p->cfg.nworkers; i++) {
-      struct gs_super_info info;
-      if (gs_super_info(p->cfg.super, i, &info) == 0)
-        fprintf(f, "gpuslice_worker_restarts_total{worker=\"%zu\"} %u\n", i, info.restarts);
-    }
+  hist_print(f, "gpuslice_proxy_request_duration_seconds", "", &p->latency);
+  family(f, p, "gpuslice_worker_requests_total", "counter",
+         "Requests sent to a worker (retries count).", v_requests);
+  family(f, p, "gpuslice_worker_errors_total", "counter",
+         "Refusals, resets and timeouts of a worker.", v_errors);
+  family(f, p, "gpuslice_worker_inflight", "gauge", "Requests sent to a worker, unanswered.",
+         v_inflight);
+  family(f, p, "gpuslice_worker_up", "gauge",
+         "1 when the worker is in the pool (ready, not ejected, enabled).", v_up);
+  if (p->cfg.super)
+    family(f, p, "gpuslice_worker_restarts_total", "counter", "Starts after the first one.",
+           v_restarts);
+  fprintf(f, "# HELP gpuslice_worker_request_duration_seconds From a request's arrival at the "
+             "proxy to the answer this worker gave.\n"
+             "# TYPE gpuslice_worker_request_duration_seconds histogram\n");
+  for (size_t i = 0; i < p->cfg.nworkers; i++) {
+    char labels[48];
+    snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
+    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i]->latency);
   }
+}
+
+/* Prometheus text for /metrics. */
+static void respond_metrics(struct gs_proxy *p, struct gs_http_conn *conn)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) {
+    gs_http_respond_error(conn, 500, "out of memory writing metrics");
+    return;
+  }
+  write_metrics(p, f);
   if (fclose(f) != 0) {
     free(buf);
     gs_http_respond_error(conn, 500, "out of memory writing metrics");
@@ -773,7 +962,9 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     return;
   }
   p->requests++;
-  if (!(r = calloc(1, sizeof(*r))) || !(r->out = build_upstream(q, &r->out_len))) {
+  if (!(r = req_new(p)) || !build_upstream(r, q)) {
+    if (r)
+      free(r->out);
     free(r);
     p->errors++;
     gs_http_respond_error(conn, 500, "out of memory forwarding a request of %zu bytes",
@@ -782,6 +973,7 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
   }
   r->p = p;
   r->client = conn;
+  r->start_us = gs_loop_now_us();
   r->head_method = q->method_len == 4 && memcmp(q->method, "HEAD", 4) == 0;
   r->next = p->reqs;
   if (p->reqs)
@@ -819,15 +1011,15 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
     p->cfg.idle_pool = p->cfg.max_inflight;
   if (!p->cfg.limits.max_conns)
     gs_http_limits_default(&p->cfg.limits);
-  p->w = calloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*p->w));
-  p->cand = calloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*p->cand));
-  if (!p->w || !p->cand) {
-    gs_proxy_free(p);
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy of %zu workers",
-                      cfg->nworkers);
+  p->cfg.nworkers = 0;
+  for (size_t i = 0; i < cfg->nworkers; i++) {
+    size_t w;
+    if (gs_proxy_add_worker(p, &w) != 0) {
+      gs_proxy_free(p);
+      return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy of %zu workers",
+                        cfg->nworkers);
+    }
   }
-  for (size_t i = 0; i < cfg->nworkers; i++)
-    p->w[i].id = i, p->w[i].p = p;
   if ((rc = gs_http_server_new(err, loop, &p->cfg.limits, on_request, p, &p->http)) != 0) {
     gs_proxy_free(p);
     return rc;
@@ -869,10 +1061,17 @@ void gs_proxy_free(struct gs_proxy *p)
       up_close(uc);
     req_free(r);
   }
+  while (p->spare) {
+    struct preq *r = p->spare;
+    p->spare = r->next;
+    free(r->out);
+    free(r);
+  }
   for (size_t i = 0; p->w && i < p->cfg.nworkers; i++) {
-    drop_idle(&p->w[i]);
-    if (p->w[i].eject_timer)
-      gs_loop_timer_del(p->loop, p->w[i].eject_timer);
+    drop_idle(p->w[i]);
+    if (p->w[i]->eject_timer)
+      gs_loop_timer_del(p->loop, p->w[i]->eject_timer);
+    free(p->w[i]);
   }
   gs_http_server_free(p->http);
   free(p->w);

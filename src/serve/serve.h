@@ -3,8 +3,9 @@
  * KServe v2 worker that stands in for Triton on emulated GPUs (gs_serve_).
  * The worker supervisor (gs_super_) runs one process per slice on the same
  * loop; the load balancer (gs_proxy_) sits on the HTTP server and feeds
- * requests to the workers the supervisor reports ready.
- * Nothing here knows GPU geometry: callers pass a slice's SM count. */
+ * requests to the workers the supervisor reports ready; its admin API
+ * (gs_proxy_admin_) has a listener of its own. gs_serve_file_ reads the
+ * serve command's YAML file. Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
 
@@ -155,7 +156,8 @@ void gs_serve_worker_free(struct gs_serve_worker *w);
 void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
 void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
                             const struct gs_http_request *req);
-/* Serves on listen_fd until SIGTERM or SIGINT; 0 or a negative code. */
+/* Serves on listen_fd until SIGTERM or SIGINT; SIGUSR1 toggles its ready
+ * answer between 200 and 503 (a live but unready worker). 0 or a negative code. */
 int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
                         const struct gs_http_limits *limits);
 
@@ -221,6 +223,8 @@ struct gs_super_info {
   uint64_t backoff_ms;        /* in BACKOFF: the delay of the pending restart */
   uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_loop_now_us clock) */
   uint64_t ready_since_us;    /* in READY: since when */
+  const char *uuid, *profile; /* the slot's, valid while the supervisor lives */
+  bool retired;               /* gs_super_retire was called: never restarted */
 };
 
 /* "starting", "ready", "unready", "backoff", "stopped". */
@@ -240,6 +244,14 @@ int gs_super_start(struct gs_err *err, struct gs_super *s);
  * after grace_ms; nothing restarts. Asynchronous: turn the loop until
  * gs_super_stopped. Calling it again does nothing. */
 void gs_super_stop(struct gs_super *s);
+/* Appends a worker for slot (its id in *w: ids are never reused) and, once
+ * started, starts it. For a device that appeared (SIGHUP reload). */
+int gs_super_add(struct gs_err *err, struct gs_super *s, const struct gs_super_slot *slot,
+                 size_t *w);
+/* Stops worker w for good (its device went away): it leaves READY now, its
+ * group gets SIGTERM, SIGKILL after grace_ms; it is STOPPED once reaped and
+ * never restarted. Others are untouched. Calling it again does nothing. */
+void gs_super_retire(struct gs_super *s, size_t w);
 /* True once every worker is STOPPED and reaped (also before any start). */
 bool gs_super_stopped(const struct gs_super *s);
 size_t gs_super_count(const struct gs_super *s);
@@ -284,11 +296,78 @@ int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd);
 void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready);
 /* True when w is in the pool and not ejected. */
 bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w);
+/* An operator's say over one worker (the admin API), kept across restarts:
+ * DRAINING takes no new request and finishes those under way ("drained"
+ * once none is left); DISABLED leaves the pool at once (requests under way
+ * still finish). Neither stops the process: ENABLED brings it back as soon
+ * as it is ready. */
+enum gs_proxy_admin { GS_PROXY_ENABLED, GS_PROXY_DRAINING, GS_PROXY_DISABLED };
+
+struct gs_proxy_worker_stats {
+  unsigned port;
+  bool ready, ejected, in_pool; /* in_pool: ready, not ejected, enabled */
+  enum gs_proxy_admin admin;
+  unsigned inflight;
+  uint64_t requests, errors;
+};
+
+/* "enabled", "draining" (requests still under way), "drained", "disabled". */
+const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight);
+/* GS_E_NOT_FOUND for w out of range. */
+int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a);
+int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out);
+size_t gs_proxy_count(const struct gs_proxy *p);
+/* Live changes (SIGHUP): the policy, and the in-flight limit and worker
+ * timeout unless 0. Requests under way keep the timeout they started with;
+ * the idle pool keeps its size. */
+void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsigned max_inflight,
+                          unsigned worker_timeout_ms);
+/* Appends a worker, out of the pool until gs_proxy_worker_set; its id in *w
+ * (the next one: the proxy's ids follow the supervisor's). */
+int gs_proxy_add_worker(struct gs_proxy *p, size_t *w);
 /* Stops accepting new connections (drain); requests under way go on. */
 void gs_proxy_drain(struct gs_proxy *p);
 /* Requests accepted and not yet answered. */
 size_t gs_proxy_inflight(const struct gs_proxy *p);
 /* Closes every connection; unanswered clients just see theirs close. Takes NULL. */
 void gs_proxy_free(struct gs_proxy *p);
+
+/* ---- serve config file (docs/proxy.md) ---- */
+
+/* One option of the file: key is a long option of `gpuslice serve` without
+ * its dashes ("worker-timeout"), value its text as the command line takes it. */
+struct gs_serve_file_opt {
+  const char *key; /* static */
+  char *value;
+  unsigned line;
+};
+
+struct gs_serve_file {
+  struct gs_serve_file_opt *opts;
+  size_t nopts;
+  char **command; /* NULL-terminated; NULL when the file has none */
+  char **env;     /* "NAME=value", NULL-terminated; NULL when none */
+};
+
+/* Parses a serve file strictly: unknown or repeated keys and wrong kinds are
+ * GS_E_INVALID_ARGUMENT naming origin, the line and the key. Values are not
+ * checked here: the command line's parser does it (one rule for both). */
+int gs_serve_file_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
+                        struct gs_serve_file **out);
+void gs_serve_file_free(struct gs_serve_file *f);
+
+/* ---- admin API (docs/proxy.md) ---- */
+
+/* A JSON API on its own listener: list the workers, drain, disable or
+ * enable one. With a token, every request must carry "Authorization: Bearer
+ * <token>"; without one, the caller must have bound fd to a loopback address
+ * (gs_proxy_admin_check_bind). super may be NULL (no process columns). */
+struct gs_proxy_admin_server;
+int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+                       const struct gs_super *super, const char *token, int fd,
+                       struct gs_proxy_admin_server **out);
+void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
+/* GS_E_NO_PERMISSION when fd is bound to a non-loopback address and token is NULL. */
+int gs_proxy_admin_check_bind(struct gs_err *err, int fd, const char *token);
 
 #endif

@@ -44,6 +44,8 @@ struct worker {
   uint64_t next_backoff_ms; /* delay of the next crash's restart */
   uint64_t restart_timer, probe_timer;
   unsigned fails;           /* consecutive failed probes */
+  bool retired;             /* gs_super_retire: stopped for good, never restarted */
+  uint64_t kill_timer;      /* its own grace period's end when retired */
   struct probe probe;
 };
 
@@ -52,8 +54,8 @@ struct gs_super {
   struct gs_super_config cfg; /* pointers below are our own copies */
   char **argv;
   char *log_dir, *ready_path;
-  struct worker *workers;
-  size_t n;
+  struct worker **workers; /* pointers: a worker's address stays valid as the list grows */
+  size_t n, cap;
   int sigfd;                  /* SIGCHLD signalfd, -1 before start */
   sigset_t old_mask;
   bool started, stopping;
@@ -130,24 +132,34 @@ static bool copy_argv(struct gs_super *s, const char *const *argv)
   return true;
 }
 
-static bool init_workers(struct gs_super *s, const struct gs_super_slot *slots)
+/* Appends worker n for slot; false on no memory. */
+static bool add_worker(struct gs_super *s, const struct gs_super_slot *slot)
 {
-  bool nomem = false;
-  if (!(s->workers = calloc(s->n, sizeof(*s->workers))))
-    return false;
-  for (size_t i = 0; i < s->n; i++) {
-    struct worker *w = &s->workers[i];
-    w->s = s;
-    w->w = i;
-    w->uuid = dup_or_null(slots[i].uuid, &nomem);
-    w->profile = dup_or_null(slots[i].profile, &nomem);
-    w->index = slots[i].index;
-    w->info.state = GS_SUPER_STOPPED;
-    w->info.last_status = -1;
-    w->next_backoff_ms = s->cfg.backoff_min_ms;
-    w->probe.fd = -1;
+  struct worker *w;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 8;
+    struct worker **bigger = realloc(s->workers, cap * sizeof(*bigger));
+    if (!bigger)
+      return false;
+    s->workers = bigger;
+    s->cap = cap;
   }
-  return !nomem;
+  if (!(w = calloc(1, sizeof(*w))))
+    return false;
+  if (!(w->uuid = strdup(slot->uuid)) || !(w->profile = strdup(slot->profile))) {
+    free(w->uuid);
+    free(w);
+    return false;
+  }
+  w->s = s;
+  w->w = s->n;
+  w->index = slot->index;
+  w->info.state = GS_SUPER_STOPPED;
+  w->info.last_status = -1;
+  w->next_backoff_ms = s->cfg.backoff_min_ms;
+  w->probe.fd = -1;
+  s->workers[s->n++] = w;
+  return true;
 }
 
 int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super_config *cfg,
@@ -165,11 +177,12 @@ int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a supervisor");
   s->loop = loop;
   s->cfg = c;
-  s->n = c.nslots;
   s->sigfd = -1;
   s->log_dir = dup_or_null(c.log_dir, &nomem);
   s->ready_path = dup_or_null(c.ready_path, &nomem);
-  if (nomem || !copy_argv(s, c.argv) || !init_workers(s, c.slots)) {
+  for (size_t i = 0; i < c.nslots && !nomem; i++)
+    nomem = !add_worker(s, &c.slots[i]);
+  if (nomem || !copy_argv(s, c.argv)) {
     gs_super_free(s);
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a supervisor of %zu workers",
                       c.nslots);
@@ -610,7 +623,7 @@ static int64_t on_probe_timer(struct gs_loop *loop, uint64_t id, void *data)
 static bool all_stopped(const struct gs_super *s)
 {
   for (size_t i = 0; i < s->n; i++)
-    if (s->workers[i].info.state != GS_SUPER_STOPPED)
+    if (s->workers[i]->info.state != GS_SUPER_STOPPED)
       return false;
   return true;
 }
@@ -626,8 +639,9 @@ static void worker_exited(struct worker *w, int status)
            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   w->info.pid = 0;
   cancel_timer(s, &w->probe_timer);
+  cancel_timer(s, &w->kill_timer);
   probe_end(w);
-  if (!s->stopping) {
+  if (!s->stopping && !w->retired) {
     enter_backoff(w);
     return;
   }
@@ -641,7 +655,7 @@ static void worker_exited(struct worker *w, int status)
 static void reap(struct gs_super *s)
 {
   for (size_t i = 0; i < s->n; i++) {
-    struct worker *w = &s->workers[i];
+    struct worker *w = s->workers[i];
     int status;
     if (w->info.pid > 0 && waitpid(w->info.pid, &status, WNOHANG) == w->info.pid)
       worker_exited(w, status);
@@ -677,7 +691,7 @@ int gs_super_start(struct gs_err *err, struct gs_super *s)
   if ((rc = gs_loop_add(err, s->loop, s->sigfd, GS_LOOP_READABLE, on_sigchld, s)) != 0)
     return rc;
   for (size_t i = 0; i < s->n; i++)
-    start_worker(&s->workers[i]);
+    start_worker(s->workers[i]);
   return 0;
 }
 
@@ -686,8 +700,8 @@ int gs_super_start(struct gs_err *err, struct gs_super *s)
 static void kill_groups(struct gs_super *s, int sig)
 {
   for (size_t i = 0; i < s->n; i++)
-    if (s->workers[i].info.pid > 0)
-      kill(-s->workers[i].info.pid, sig);
+    if (s->workers[i]->info.pid > 0)
+      kill(-s->workers[i]->info.pid, sig);
 }
 
 static int64_t on_grace_over(struct gs_loop *loop, uint64_t id, void *data)
@@ -706,7 +720,7 @@ void gs_super_stop(struct gs_super *s)
     return;
   s->stopping = true;
   for (size_t i = 0; i < s->n; i++) {
-    struct worker *w = &s->workers[i];
+    struct worker *w = s->workers[i];
     cancel_timer(s, &w->restart_timer);
     cancel_timer(s, &w->probe_timer);
     probe_end(w);
@@ -719,6 +733,57 @@ void gs_super_stop(struct gs_super *s)
   kill_groups(s, SIGTERM);
   if (!all_stopped(s))
     s->kill_timer = gs_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_grace_over, s);
+}
+
+static int64_t on_retire_grace_over(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct worker *w = data;
+  (void)loop;
+  (void)id;
+  w->kill_timer = 0;
+  if (w->info.pid > 0)
+    kill(-w->info.pid, SIGKILL);
+  return GS_LOOP_TIMER_DONE;
+}
+
+void gs_super_retire(struct gs_super *s, size_t i)
+{
+  struct worker *w;
+  if (i >= s->n || s->workers[i]->retired)
+    return;
+  w = s->workers[i];
+  w->retired = true;
+  log_line(w, "retired (its device is gone)");
+  cancel_timer(s, &w->restart_timer);
+  cancel_timer(s, &w->probe_timer);
+  probe_end(w);
+  if (w->info.pid <= 0) {
+    set_state(w, GS_SUPER_STOPPED);
+    return;
+  }
+  if (w->info.state == GS_SUPER_READY)
+    set_state(w, GS_SUPER_UNREADY);
+  kill(-w->info.pid, SIGTERM);
+  w->kill_timer = gs_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_retire_grace_over, w);
+}
+
+int gs_super_add(struct gs_err *err, struct gs_super *s, const struct gs_super_slot *slot,
+                 size_t *out)
+{
+  if (!slot->uuid || !slot->profile)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor: a slot without UUID or profile");
+  if (s->stopping)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor: stopping, adds no worker");
+  if (!s->cfg.ephemeral_ports && s->cfg.port_base + 3 * (s->n + 1) > 65536)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT,
+                      "port base %u: %zu workers need 3 ports each, past 65535 (lower the base)",
+                      s->cfg.port_base, s->n + 1);
+  if (!add_worker(s, slot))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory adding a worker");
+  *out = s->n - 1;
+  if (s->started)
+    start_worker(s->workers[s->n - 1]);
+  return 0;
 }
 
 bool gs_super_stopped(const struct gs_super *s)
@@ -735,7 +800,10 @@ int gs_super_info(const struct gs_super *s, size_t w, struct gs_super_info *out)
 {
   if (w >= s->n)
     return GS_E_NOT_FOUND;
-  *out = s->workers[w].info;
+  *out = s->workers[w]->info;
+  out->uuid = s->workers[w]->uuid;
+  out->profile = s->workers[w]->profile;
+  out->retired = s->workers[w]->retired;
   return 0;
 }
 
@@ -749,9 +817,11 @@ static void free_worker(struct gs_super *s, struct worker *w)
   }
   cancel_timer(s, &w->restart_timer);
   cancel_timer(s, &w->probe_timer);
+  cancel_timer(s, &w->kill_timer);
   probe_end(w);
   free(w->uuid);
   free(w->profile);
+  free(w);
 }
 
 void gs_super_free(struct gs_super *s)
@@ -759,7 +829,7 @@ void gs_super_free(struct gs_super *s)
   if (!s)
     return;
   for (size_t i = 0; s->workers && i < s->n; i++)
-    free_worker(s, &s->workers[i]);
+    free_worker(s, s->workers[i]);
   cancel_timer(s, &s->kill_timer);
   if (s->sigfd >= 0)
     gs_loop_close_fd(s->loop, s->sigfd);

@@ -90,6 +90,7 @@ struct gs_serve_worker {
   struct gs_loop *loop;
   struct job *head, *tail; /* FIFO; head is on the slice when busy */
   bool busy;
+  bool unready; /* SIGUSR1 toggles it: /v2/health/ready answers 503 (tests, hand-drain) */
 };
 
 const char *const *gs_serve_model_names(void)
@@ -718,7 +719,9 @@ void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn, const struct g
   size_t n = q ? (size_t)(q - req->path) : req->path_len;
   const char *p = req->path;
   bool get = is(req->method, req->method_len, "GET") || is(req->method, req->method_len, "HEAD");
-  if (get && (is(p, n, "/v2/health/live") || is(p, n, "/v2/health/ready")))
+  if (get && is(p, n, "/v2/health/ready") && w->unready)
+    gs_http_respond_error(conn, 503, "not ready (SIGUSR1 toggled it off)");
+  else if (get && (is(p, n, "/v2/health/live") || is(p, n, "/v2/health/ready")))
     gs_http_respond(conn, 200, NULL, NULL, "", 0);
   else if (get && is(p, n, "/v2"))
     server_metadata(w, conn);
@@ -735,10 +738,14 @@ void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn, const struct g
 
 static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
+  struct gs_serve_worker *w = data;
   struct signalfd_siginfo si;
-  (void)data;
   (void)mask;
-  if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+  if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+    return;
+  if (si.ssi_signo == SIGUSR1)
+    w->unready = !w->unready;
+  else
     gs_loop_stop(loop);
 }
 
@@ -749,6 +756,7 @@ static int signal_fd(struct gs_err *err)
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
   signal(SIGPIPE, SIG_IGN);
   if (sigprocmask(SIG_BLOCK, &set, NULL) != 0 || (fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
     return gs_err_set(err, GS_E_IO, "cannot catch SIGTERM: %s", strerror(errno));
@@ -766,7 +774,7 @@ int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int liste
     goto out;
   if ((rc = sfd = signal_fd(err)) < 0)
     goto out;
-  if ((rc = gs_loop_add(err, loop, sfd, GS_LOOP_READABLE, on_signal, NULL)) != 0 ||
+  if ((rc = gs_loop_add(err, loop, sfd, GS_LOOP_READABLE, on_signal, w)) != 0 ||
       (rc = gs_http_server_new(err, loop, limits, gs_serve_worker_handle, w, &srv)) != 0 ||
       (rc = gs_http_server_listen_fd(err, srv, listen_fd)) != 0)
     goto out;

@@ -77,9 +77,9 @@ static unsigned dead_port(void)
 
 /* Sends one request to the proxy and turns the loop until the whole answer
  * (Content-Length framed) is back; returns it NUL-terminated, or NULL. */
-static char *roundtrip(struct env *e, const char *req, size_t reqlen)
+static char *roundtrip_to(struct env *e, unsigned port, const char *req, size_t reqlen)
 {
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)e->port),
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   size_t cap = 1 << 20, len = 0;
   char *buf = malloc(cap);
@@ -107,6 +107,11 @@ static char *roundtrip(struct env *e, const char *req, size_t reqlen)
   close(fd);
   buf[len] = 0;
   return buf;
+}
+
+static char *roundtrip(struct env *e, const char *req, size_t reqlen)
+{
+  return roundtrip_to(e, e->port, req, reqlen);
 }
 
 static char *get(struct env *e, const char *path)
@@ -174,6 +179,17 @@ static void test_forward(void **state)
   expect_status(get(&e, "/v2/models/no-such-model"), "HTTP/1.1 404");
   resp = get(&e, "/metrics");
   assert_non_null(strstr(resp, "gpuslice_proxy_requests_total 4\n"));
+  /* Latency histograms: 4 answers in total, all from worker 0, and the
+   * +Inf bucket holds them all. */
+  assert_non_null(strstr(resp, "# TYPE gpuslice_proxy_request_duration_seconds histogram\n"));
+  assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"+Inf\"} 4\n"));
+  assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_count 4\n"));
+  assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_sum "));
+  assert_non_null(strstr(resp, "gpuslice_worker_request_duration_seconds_bucket{worker=\"0\","
+                               "le=\"0.0005\"} "));
+  assert_non_null(strstr(resp, "gpuslice_worker_request_duration_seconds_bucket{worker=\"0\","
+                               "le=\"+Inf\"} 4\n"));
+  assert_non_null(strstr(resp, "gpuslice_worker_request_duration_seconds_count{worker=\"0\"} 4\n"));
   assert_non_null(strstr(resp, "gpuslice_worker_up{worker=\"0\"} 1\n"));
   expect_status(resp, "HTTP/1.1 200");
   free(infer);
@@ -220,6 +236,12 @@ static void test_hung_worker_504_then_ejected(void **state)
   expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 504");
   assert_false(gs_proxy_worker_usable(e.proxy, 0)); /* two in a row: ejected */
   expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 503");
+  /* Three answers, each at least 200 ms after its request: none in the
+   * buckets up to 0.1 s, all under +Inf. */
+  resp = get(&e, "/metrics");
+  assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"0.1\"} 1\n"));
+  assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
+  free(resp);
   /* Readiness reported again re-admits it. */
   gs_proxy_worker_set(e.proxy, 0, hport, true);
   assert_true(gs_proxy_worker_usable(e.proxy, 0));
@@ -263,6 +285,124 @@ static void test_upstream_reuse(void **state)
   env_free(&e);
 }
 
+static char *admin_req(struct env *e, unsigned port, const char *method, const char *path,
+                       const char *auth)
+{
+  char req[512];
+  int n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: x\r\n%s%s%sContent-Length: 0\r\n"
+                   "Connection: close\r\n\r\n", method, path, auth ? "Authorization: " : "",
+                   auth ? auth : "", auth ? "\r\n" : "");
+  return roundtrip_to(e, port, req, (size_t)n);
+}
+
+static void expect_has(char *resp, const char *status, const char *needle)
+{
+  if (!strstr(resp, needle))
+    fail_msg("expected '%s' in '%.400s'", needle, resp);
+  expect_status(resp, status);
+}
+
+/* The admin API: list, disable, enable, and drain with a request under way
+ * (it finishes, then the worker reads "drained"). */
+static void test_admin(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 2, .policy = GS_PROXY_RR, .worker_timeout_ms = 60000};
+  struct gs_proxy_admin_server *adm;
+  struct gs_proxy_worker_stats st;
+  struct gs_err err = {0};
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  const char req[] = "GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\n";
+  char buf[4096];
+  size_t len = 0;
+  struct env e;
+  unsigned aport, hport;
+  int afd, hfd, cfd;
+  (void)state;
+  env_init(&e, &cfg);
+  env_worker(&e);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &afd, &aport), 0);
+  assert_int_equal(gs_proxy_admin_new(&err, e.loop, e.proxy, NULL, NULL, afd, &adm), 0);
+  gs_proxy_worker_set(e.proxy, 1, e.wport, true);
+  expect_has(admin_req(&e, aport, "GET", "/workers", NULL), "HTTP/1.1 200",
+             "{\"workers\":[{\"worker\":0,");
+  expect_has(admin_req(&e, aport, "POST", "/workers/1/disable", NULL), "HTTP/1.1 200",
+             "\"in_pool\":false,\"ejected\":false,\"admin\":\"disabled\"");
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 503");
+  expect_has(admin_req(&e, aport, "POST", "/workers/1/enable", NULL), "HTTP/1.1 200",
+             "\"in_pool\":true,\"ejected\":false,\"admin\":\"enabled\"");
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  expect_has(admin_req(&e, aport, "GET", "/workers/7", NULL), "HTTP/1.1 404", "no such worker");
+  expect_has(admin_req(&e, aport, "GET", "/workers/0/drain", NULL), "HTTP/1.1 405", "POST");
+  expect_has(admin_req(&e, aport, "POST", "/workers/0/stop", NULL), "HTTP/1.1 404", "action");
+
+  /* Drain: worker 0 holds a request (a listener that never accepts), the
+   * only usable worker at first. */
+  gs_proxy_worker_set(e.proxy, 1, e.wport, false);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &hfd, &hport), 0);
+  gs_proxy_worker_set(e.proxy, 0, hport, true);
+  a.sin_port = htons((uint16_t)e.port);
+  cfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  assert_true(connect(cfd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EINPROGRESS);
+  gs_loop_run_once(e.loop, 10);
+  assert_int_equal(send(cfd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(req) - 1));
+  for (int i = 0; i < 500 && gs_proxy_inflight(e.proxy) == 0; i++)
+    gs_loop_run_once(e.loop, 10);
+  assert_int_equal(gs_proxy_worker_stats(e.proxy, 0, &st), 0);
+  assert_int_equal(st.inflight, 1);
+  expect_has(admin_req(&e, aport, "POST", "/workers/0/drain", NULL), "HTTP/1.1 200",
+             "\"admin\":\"draining\",\"inflight\":1");
+  /* New requests avoid it (round-robin would send every other one there). */
+  gs_proxy_worker_set(e.proxy, 1, e.wport, true);
+  for (int i = 0; i < 4; i++)
+    expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  /* The hung listener goes: its queued connection is reset before any
+   * answer byte, so the request under way is retried on worker 1. */
+  close(hfd);
+  for (int i = 0; i < 500 && len < 12; i++) {
+    ssize_t n;
+    gs_loop_run_once(e.loop, 10);
+    if ((n = recv(cfd, buf + len, sizeof(buf) - 1 - len, 0)) > 0)
+      len += (size_t)n;
+  }
+  buf[len] = 0;
+  assert_true(strncmp(buf, "HTTP/1.1 200", 12) == 0);
+  close(cfd);
+  expect_has(admin_req(&e, aport, "GET", "/workers/0", NULL), "HTTP/1.1 200",
+             "\"admin\":\"drained\",\"inflight\":0");
+  gs_proxy_admin_free(adm);
+  env_free(&e);
+}
+
+/* With a token every request needs it; without one, only loopback binds. */
+static void test_admin_token(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1};
+  struct gs_proxy_admin_server *adm;
+  struct gs_err err = {0};
+  struct env e;
+  unsigned aport, any_port;
+  int afd, any_fd;
+  (void)state;
+  env_init(&e, &cfg);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &afd, &aport), 0);
+  assert_int_equal(gs_proxy_admin_new(&err, e.loop, e.proxy, NULL, "s3cret-token-0123456", afd,
+                                      &adm), 0);
+  expect_has(admin_req(&e, aport, "GET", "/workers", NULL), "HTTP/1.1 401", "bearer token");
+  expect_status(admin_req(&e, aport, "GET", "/workers", "Bearer s3cret-token-0123457"),
+                "HTTP/1.1 401");
+  expect_status(admin_req(&e, aport, "POST", "/workers/0/disable", "Bearer s3cret"),
+                "HTTP/1.1 401");
+  expect_has(admin_req(&e, aport, "GET", "/workers", "Bearer s3cret-token-0123456"),
+             "HTTP/1.1 200", "\"admin\":\"enabled\"");
+  assert_int_equal(gs_serve_listen(&err, "0.0.0.0:0", 64, &any_fd, &any_port), 0);
+  assert_int_equal(gs_proxy_admin_check_bind(&err, any_fd, NULL), GS_E_NO_PERMISSION);
+  assert_non_null(strstr(err.msg, "without a token"));
+  assert_int_equal(gs_proxy_admin_check_bind(&err, any_fd, "s3cret-token-0123456"), 0);
+  close(any_fd);
+  gs_proxy_admin_free(adm);
+  env_free(&e);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -271,6 +411,8 @@ int main(void)
       cmocka_unit_test(test_hung_worker_504_then_ejected),
       cmocka_unit_test(test_retry_on_refused),
       cmocka_unit_test(test_upstream_reuse),
+      cmocka_unit_test(test_admin),
+      cmocka_unit_test(test_admin_token),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test-serve.sh: `gpuslice serve` on an emulated A100-40GB split into 7x 1g.5gb,
-# one emulated worker per slice, over loopback: all 7 join; infer requests from
+# one emulated worker per slice, over loopback: all 7 join and the admin API
+# lists them; a live worker whose ready probe turns 503 (SIGUSR1) leaves the
+# pool and rejoins when it answers 200 again; infer requests from
 # several threads; kill -9 of one worker under that load fails no request and
 # the worker rejoins; a hung worker (SIGSTOP) times out (504) and leaves the
 # pool while the others answer; SIGTERM exits 0 with every worker gone.
@@ -26,7 +28,7 @@ trap cleanup EXIT
 
 # The worker timeout is generous: under ASan on two busy cores a healthy
 # worker can take a second; only the hung worker may run into it.
-"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --worker-timeout 4000 \
+"$bin" -q serve --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --ephemeral-ports --worker-timeout 4000 \
   --log-dir "$tmp" -- "$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}' \
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
@@ -80,6 +82,35 @@ if not m:
 PORT = int(m.group(1))
 check("7 workers join the pool", wait_for(lambda: out().count("joined the pool") >= 7, 20),
       out())
+m = re.search(r"^admin on 127\.0\.0\.1:(\d+)", out(), re.M)
+ADMIN = int(m.group(1)) if m else 0
+
+def admin(method, path):
+    c = http.client.HTTPConnection("127.0.0.1", ADMIN, timeout=5)
+    c.request(method, path)
+    r = c.getresponse()
+    body = json.loads(r.read())
+    c.close()
+    return r.status, body
+
+st, body = admin("GET", "/workers")
+ws = body.get("workers", [])
+check("admin: lists 7 ready workers with pids and UUIDs", st == 200 and len(ws) == 7 and
+      all(w["state"] == "ready" and w["pid"] > 0 and w["uuid"].startswith("MIG-") and
+          w["profile"] == "1g.5gb" and w["in_pool"] for w in ws), body)
+
+# Active health: worker 2 stays alive but its ready probe answers 503.
+joined0, left0 = out().count("joined the pool"), out().count("left the pool")
+os.kill(ws[2]["pid"], signal.SIGUSR1)
+check("unready probe: the live worker leaves the pool",
+      wait_for(lambda: "worker 2 " in out() and out().count("left the pool (unready)") >= 1, 15),
+      out())
+st, w2 = admin("GET", "/workers/2")
+check("unready probe: its process still runs, out of the pool",
+      w2.get("state") == "unready" and w2.get("pid") == ws[2]["pid"] and not w2.get("in_pool"), w2)
+os.kill(ws[2]["pid"], signal.SIGUSR1)
+check("unready probe: ready again, it rejoins",
+      wait_for(lambda: out().count("joined the pool") > joined0, 15), out())
 
 BODY = json.dumps({"inputs": [{"name": k, "datatype": "INT32", "shape": [1, 384], "data": [1] * 384}
                               for k in ("input_ids", "attention_mask", "token_type_ids")]}).encode()
@@ -131,7 +162,7 @@ check("kill -9 under load: no request fails (%d answered)" % len(res),
       len(res) > 100 and not bad, "non-200: %d, e.g. %s" % (len(bad), bad[:5]))
 check("the killed worker leaves the pool", "left the pool" in out(), out())
 check("it restarts and rejoins",
-      wait_for(lambda: out().count("joined the pool") >= 8, 10), out())
+      wait_for(lambda: out().count("joined the pool") >= joined0 + 2, 10), out())
 
 # A hung worker: it keeps its sockets (the kernel accepts) and never answers.
 pids = children()
@@ -148,7 +179,7 @@ check("hung worker: only 200 and 504 answers", statuses <= {200, 504}, statuses)
 check("hung worker: the others keep answering (%d answered)" % len(res),
       sum(1 for _, s in res if s == 200) > 50)
 check("hung worker: ejected or left the pool",
-      "ejected" in out() or out().count("left the pool") >= 2, out())
+      "ejected" in out() or out().count("left the pool") >= left0 + 3, out())
 check("hung worker: once out, every request succeeds", late and set(late) == {200},
       set(late))
 os.kill(hung, signal.SIGCONT)

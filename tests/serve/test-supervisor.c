@@ -516,6 +516,66 @@ static void test_bad_config(void **state_)
   gs_loop_free(l);
 }
 
+static bool p_w3_ready(struct fixture *f, void *arg)
+{
+  (void)arg;
+  return state(f, 3) == GS_SUPER_READY;
+}
+
+static bool p_w0_reaped(struct fixture *f, void *arg)
+{
+  struct gs_super_info i;
+  (void)arg;
+  return gs_super_info(f->s, 0, &i) == 0 && i.state == GS_SUPER_STOPPED && i.pid == 0;
+}
+
+/* A worker added while running starts and joins; a retired one stops for
+ * good; the others keep their processes throughout. */
+static void test_add_and_retire(void **state_)
+{
+  const char *argv[] = {bin(), "worker", "--listen", "127.0.0.1:{port}", "--profile", "{profile}",
+                        NULL};
+  const struct gs_super_slot extra = {"MIG-99999999-8888-7777-6666-555555555555", "1g.5gb", 3};
+  struct gs_super_config c;
+  struct gs_super_info i;
+  struct gs_err err = {0};
+  struct fixture f;
+  int pids[3];
+  size_t w = 0;
+  char dir[4096];
+  (void)state_;
+  tmpdir(dir, sizeof(dir), "add");
+  worker_config(&c, argv, dir);
+  start(&f, &c);
+  assert_true(run_until(&f, p_all_ready, NULL, WAIT_MS));
+  for (size_t k = 0; k < 3; k++) {
+    assert_int_equal(gs_super_info(f.s, k, &i), 0);
+    pids[k] = i.pid;
+  }
+  assert_int_equal(gs_super_add(&err, f.s, &extra, &w), 0);
+  assert_int_equal(w, 3);
+  assert_int_equal(gs_super_count(f.s), 4);
+  assert_true(run_until(&f, p_w3_ready, NULL, WAIT_MS));
+  assert_int_equal(f.ev.ready[3], 1);
+  assert_int_equal(gs_super_info(f.s, 3, &i), 0);
+  assert_string_equal(i.uuid, extra.uuid);
+
+  gs_super_retire(f.s, 0);
+  assert_int_equal(f.ev.unready[0], 1); /* out of the pool at once */
+  gs_super_retire(f.s, 0);              /* again: nothing */
+  assert_true(run_until(&f, p_w0_reaped, NULL, WAIT_MS));
+  /* Past several backoff delays: it is not restarted. */
+  assert_false(run_until(&f, p_never, NULL, 1000));
+  assert_int_equal(gs_super_info(f.s, 0, &i), 0);
+  assert_true(i.retired && i.state == GS_SUPER_STOPPED && i.pid == 0 && i.restarts == 0);
+  for (size_t k = 1; k < 3; k++) {
+    assert_int_equal(gs_super_info(f.s, k, &i), 0);
+    assert_int_equal(i.pid, pids[k]);
+    assert_int_equal(i.state, GS_SUPER_READY);
+  }
+  stop_and_free(&f);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -529,6 +589,7 @@ int main(void)
       cmocka_unit_test(test_never_ready_stays_starting),
       cmocka_unit_test(test_stop_kills_term_ignorers),
       cmocka_unit_test(test_bad_config),
+      cmocka_unit_test(test_add_and_retire),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
