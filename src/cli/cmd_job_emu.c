@@ -149,6 +149,8 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
     mode = eo.mode;
   if (eo.profile)
     profile = eo.profile, mode = eo.mode ? eo.mode : "mig";
+  if ((!mode || !*mode) && profile && *profile && strcmp(profile, "gpu") != 0)
+    mode = "mig";
   if (!mode || !*mode)
     mode = "timeslice"; /* alone on a whole GPU */
   if (gs_jobs_mode_parse(mode, &o.mode) != 0)
@@ -180,7 +182,7 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   if (c->json)
     return cli_print_json(json_pack("{s:b, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:s}", "emulated", 1,
         "model", o.model->name, "mode", gs_jobs_mode_name(o.mode), "profile",
-        o.mode == GS_JOBS_MIG ? profile : "gpu", (int)r.steps, "emulated_seconds", r.emulated_s,
+        o.mode == GS_JOBS_MIG ? profile : "gpu", "steps", (int)r.steps, "emulated_seconds", r.emulated_s,
         "wall_seconds", r.wall_s, "max_sharers", (int)r.max_sharers, "source",
         o.mode == GS_JOBS_MIG ? o.model->source_mig
                               : o.mode == GS_JOBS_MPS ? o.model->source_mps : o.model->source_timeslice));

@@ -379,11 +379,13 @@ static int shepherd(const struct gs_backend_config *cfg, const char *dir, struct
   rc = gs_jobs_wait(&err, pid, &da.status, &da.sig);
 out:
   gs_jobs_strv_free(env);
-  if (b)
-    gs_jobs_release(NULL, b, dir, c);
   if (rc)
     da.reason = err.msg;
+  /* DONE before the release: the queue must never see the slice free while
+   * the job still counts as running, or that user would be served twice. */
   edit_job(NULL, dir, j->id, mark_done, &da);
+  if (b)
+    gs_jobs_release(NULL, b, dir, c);
   gs_backend_close(b);
   return rc ? 1 : 0;
 }
@@ -494,12 +496,12 @@ static unsigned tally(const char *dir, const struct gs_jobs_queue_opts *o, struc
       j->state = GS_JOBS_LOST;
       o->on_event(o->arg, j, "lost");
     }
-    if (j->state != GS_JOBS_QUEUED && j->state != GS_JOBS_RUNNING)
-      continue;
-    active++;
     us = user_of(u, nu, j->user);
     if (j->started > us->last_start)
       us->last_start = j->started;
+    if (j->state != GS_JOBS_QUEUED && j->state != GS_JOBS_RUNNING)
+      continue;
+    active++;
     if (j->state == GS_JOBS_RUNNING || has_claim(c, nc, j->id)) {
       us->running++; /* a queued job with a live claim is being started by a shepherd */
       (*running)++;
