@@ -310,13 +310,15 @@ struct running_args {
   const struct gs_jobs_claim *c;
   int pid;
   uint64_t start;
+  bool moved;    /* the job was QUEUED and is now ours */
 };
 
 static bool mark_running(struct gs_jobs_job *j, void *arg)
 {
-  const struct running_args *a = arg;
+  struct running_args *a = arg;
   if (j->state != GS_JOBS_QUEUED)
     return false;
+  a->moved = true;
   j->state = GS_JOBS_RUNNING;
   j->started = gs__jobs_now();
   j->gpu = a->c->gpu;
@@ -353,7 +355,7 @@ static bool mark_done(struct gs_jobs_job *j, void *arg)
 static int shepherd(const struct gs_backend_config *cfg, const char *dir, struct gs_jobs_job *j,
                     struct gs_jobs_claim *c)
 {
-  struct running_args ra = {c, (int)getpid(), gs__jobs_proc_start((int)getpid())};
+  struct running_args ra = {c, (int)getpid(), gs__jobs_proc_start((int)getpid()), false};
   struct done_args da = {127, 0, NULL};
   struct gs_backend *b = NULL;
   struct gs_err err = {0};
@@ -362,6 +364,11 @@ static int shepherd(const struct gs_backend_config *cfg, const char *dir, struct
   int rc;
   if ((rc = gs_backend_open(&err, cfg, &b)) != 0 || (rc = edit_job(&err, dir, j->id, mark_running, &ra)) != 0)
     goto out;
+  if (!ra.moved) { /* started before, or no longer queued: never run a job twice */
+    gs_jobs_release(NULL, b, dir, c);
+    gs_backend_close(b);
+    return 1;
+  }
   gs_jobs_log_path(dir, j->id, log);
   if (!(env = gs_jobs_env(c, &j->req, dir))) {
     rc = gs_err_set(&err, GS_E_NO_MEMORY, "out of memory building the environment");
@@ -390,6 +397,9 @@ out:
   return rc ? 1 : 0;
 }
 
+/* The queue's own lock, closed in its shepherds so a restarted queue can take it. */
+static int runner_lock_fd = -1;
+
 /* Forks the shepherd of j, hands it the claim, then lets it go. The
  * shepherd waits for the go byte: if the queue dies first, it sees EOF and
  * exits without running anything (the claim then dies with the queue). */
@@ -411,6 +421,8 @@ static int start_shepherd(struct gs_err *err, struct gs_backend *b, const char *
   if (pid == 0) {
     ssize_t n;
     close(go[1]);
+    if (runner_lock_fd >= 0) /* the lock is the queue's, not its shepherds' */
+      close(runner_lock_fd);
     setsid(); /* the queue's terminal and signals are not the job's */
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
@@ -541,6 +553,22 @@ static int next_queued(const struct gs_jobs_job *jobs, unsigned n, const struct 
   return -1;
 }
 
+static bool same_request(const struct gs_jobs_request *a, const struct gs_jobs_request *b)
+{
+  return a->mode == b->mode && strcmp(a->profile, b->profile) == 0 &&
+         a->memory_mib == b->memory_mib && a->create == b->create && a->gpu == b->gpu;
+}
+
+/* True when a blocked user's waiting job asks for the same as j. */
+static bool waits_behind(const struct gs_jobs_job *jobs, const struct user *u, unsigned nu,
+                         const struct gs_jobs_job *j)
+{
+  for (unsigned i = 0; i < nu; i++)
+    if (u[i].blocked && u[i].next >= 0 && same_request(&jobs[u[i].next].req, &j->req))
+      return true;
+  return false;
+}
+
 static void reap_shepherds(void)
 {
   while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -587,7 +615,9 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
   int rc;
   *started = *active = 0;
   reap_shepherds();
-  if ((rc = gs_jobs_list(err, dir, &jobs, &n)) != 0 || (rc = gs_jobs_claims(err, dir, &c, &nc)) != 0)
+  /* Claims first: only this queue claims for queued jobs, so a job the list
+   * shows QUEUED with no claim in this earlier snapshot was never started. */
+  if ((rc = gs_jobs_claims(err, dir, &c, &nc)) != 0 || (rc = gs_jobs_list(err, dir, &jobs, &n)) != 0)
     goto out;
   if (n && !(u = calloc(n, sizeof(*u)))) {
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory scheduling");
@@ -596,7 +626,10 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
   *active = tally(dir, o, jobs, n, c, nc, u, &nu, &running);
   while ((!o->max_running || running < o->max_running) && (us = fairest(u, nu, o)) != NULL) {
     struct gs_jobs_job *j = &jobs[us->next];
-    if ((rc = try_start(err, b, dir, o, j)) < 0)
+    /* A request a fairer user could not get is not given to a later user in
+     * the same pass, even if a slice frees up meanwhile: it waits its turn. */
+    rc = waits_behind(jobs, u, nu, j) ? 0 : try_start(err, b, dir, o, j);
+    if (rc < 0)
       goto out;
     if (rc == 0 && j->state == GS_JOBS_QUEUED) {
       us->blocked = true; /* its oldest job waits for a slice; others' may still fit */
@@ -620,15 +653,27 @@ int gs_jobs_queue_run(struct gs_err *err, struct gs_backend *b, const char *dir,
                       const struct gs_jobs_queue_opts *o)
 {
   unsigned poll = o->poll_ms ? o->poll_ms : 200;
+  struct gs_file_lock lock = {-1};
+  char path[PATH_MAX];
+  int rc;
+  /* One queue per directory: its passes assume no one else claims for queued jobs. */
+  if ((rc = gs__jobs_path(err, path, dir, "queue-runner")) != 0)
+    return rc;
+  if ((rc = gs_file_lock_wait(err, path, 0, &lock)) != 0)
+    return rc == GS_E_IN_USE ? gs_err_set(err, rc, "another `gpuslice queue run` serves %s; stop "
+                                          "it first (its running jobs carry on)", dir) : rc;
+  runner_lock_fd = lock.fd;
   for (;;) {
     unsigned started, active;
     struct timespec ts = {poll / 1000, (long)(poll % 1000) * 1000000L};
-    int rc = gs_jobs_queue_pass(err, b, dir, o, &started, &active);
-    if (rc)
-      return rc;
+    if ((rc = gs_jobs_queue_pass(err, b, dir, o, &started, &active)) != 0)
+      break;
     if ((o->stop && *o->stop) || (o->until_empty && active == 0))
-      return 0;
+      break;
     if (!started)
       nanosleep(&ts, NULL);
   }
+  runner_lock_fd = -1;
+  gs_file_unlock(&lock);
+  return rc;
 }
