@@ -80,7 +80,9 @@ int gs_jobs_parse_size(struct gs_err *err, const char *what, const char *text, u
   size_t k;
   errno = 0;
   v = text && (isdigit((unsigned char)*text) || *text == '.') ? strtod(text, &end) : -1;
-  if (v < 0 || errno || !isfinite(v) || strlen(end) >= sizeof(unit))
+  /* Plain decimals only: strtod's hex and exponents are not sizes people write. */
+  if (v < 0 || errno || !isfinite(v) || strspn(text, "0123456789.") != (size_t)(end - text) ||
+      strlen(end) >= sizeof(unit))
     goto bad;
   for (k = 0; end[k]; k++)
     unit[k] = (char)tolower((unsigned char)end[k]);
