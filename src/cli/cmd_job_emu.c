@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_MODEL = 500, O_STEPS, O_SCALE, O_PROFILE, O_MODE, O_MEMORY, O_MODELS };
+enum { O_MODEL = 500, O_STEPS, O_SCALE, O_PROFILE, O_MODE, O_MEMORY, O_MODELS, O_TOGETHER };
 
 struct emu_opts {
   const char *model, *profile, *mode, *memory;
-  unsigned steps;
+  unsigned steps, together;
   double scale;
   bool list;
 };
@@ -38,6 +38,13 @@ static int on_emu_opt(struct cli *c, int ch, const char *value, void *arg)
     o->steps = (unsigned)n;
     return 0;
   }
+  case O_TOGETHER: {
+    unsigned long n = strtoul(value, &end, 10);
+    if (!*value || *end || n < 1 || n > 1000)
+      return cli_usage("--start-together %s: expected a number of jobs, 1 to 1000", value);
+    o->together = (unsigned)n;
+    return 0;
+  }
   case O_SCALE:
     o->scale = strtod(value, &end);
     if (!*value || *end || !(o->scale >= 1e-3 && o->scale <= 1e9))
@@ -56,6 +63,7 @@ static const struct option emu_extra[] = {
     {"mode", required_argument, NULL, O_MODE},
     {"memory", required_argument, NULL, O_MEMORY},
     {"models", no_argument, NULL, O_MODELS},
+    {"start-together", required_argument, NULL, O_TOGETHER},
     {0},
 };
 
@@ -66,13 +74,13 @@ static int list_models(struct cli *c)
   json_t *arr = json_array();
   for (unsigned i = 0; i < n; i++) {
     if (c->json)
-      json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:i, s:s, s:s, s:s}", "name", m[i].name,
+      json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:i, s:s, s:s, s:s, s:s}", "name", m[i].name,
           "what", m[i].what, "full_gpu_step_s", m[i].full_step_s, "default_steps",
-          (int)m[i].default_steps, "source_mig", m[i].source_mig, "source_timeslice",
+          (int)m[i].default_steps, "source_full", m[i].source_full, "source_mig", m[i].source_mig, "source_timeslice",
           m[i].source_timeslice, "source_mps", m[i].source_mps));
     else
-      printf("%-12s %s\n  MIG: %s\n  time-sliced: %s\n  MPS: %s\n", m[i].name, m[i].what,
-             m[i].source_mig, m[i].source_timeslice, m[i].source_mps);
+      printf("%-12s %s\n  whole GPU: %s\n  MIG: %s\n  time-sliced: %s\n  MPS: %s\n", m[i].name,
+             m[i].what, m[i].source_full, m[i].source_mig, m[i].source_timeslice, m[i].source_mps);
   }
   if (c->json)
     return cli_print_json(arr);
@@ -128,14 +136,15 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice job-emu [--model bert-ft|resnet50|mobilenetv2] [--steps N] [--time-scale X]\n"
-      "    [--profile P | --mode timeslice|mps] [--memory SIZE] [--models] [--json]\n"
+      "    [--profile P | --mode timeslice|mps] [--memory SIZE] [--start-together N] [--models]\n"
+      "    [--json]\n"
       "  defaults: the slice from GPUSLICE_JOB_* (set by `gpuslice run` and the queue)";
   struct emu_opts eo = {.model = "bert-ft", .scale = 1.0};
   struct gs_jobs_emu_opts o = {0};
   struct gs_jobs_emu_result r;
   struct gs_err err = {0};
   unsigned long long v;
-  const char *mode = getenv("GPUSLICE_JOB_MODE"), *profile = getenv("GPUSLICE_JOB_PROFILE");
+  const char *mode = getenv("GPUSLICE_JOB_MODE"), *profile = getenv("GPUSLICE_JOB_PROFILE"), *source;
   int first, rc;
   if ((first = cli_getopt(c, argc, argv, usage, emu_extra, on_emu_opt, &eo)) <= 0)
     return -first;
@@ -170,6 +179,7 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   o.dir = getenv("GPUSLICE_JOBS_DIR");
   o.steps = eo.steps ? eo.steps : o.model->default_steps;
   o.time_scale = eo.scale;
+  o.start_together = eo.together;
   o.on_step = c->json ? NULL : on_step;
   o.arg = &o;
   fprintf(stderr, "job-emu: EMULATED %s, %u steps, %s%s%s, time scale %g (nothing runs on a GPU)\n",
@@ -179,17 +189,17 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
     fprintf(stderr, "job-emu: %s\n", err.msg);
     return err.code == GS_E_NO_MEMORY ? GS_EXIT_FAILED : cli_exit_of(err.code);
   }
+  source = o.mode == GS_JOBS_MIG   ? o.model->source_mig
+           : r.max_sharers <= 1     ? o.model->source_full
+           : o.mode == GS_JOBS_MPS  ? o.model->source_mps
+                                    : o.model->source_timeslice;
   if (c->json)
     return cli_print_json(json_pack("{s:b, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:s}", "emulated", 1,
         "model", o.model->name, "mode", gs_jobs_mode_name(o.mode), "profile",
         o.mode == GS_JOBS_MIG ? profile : "gpu", "steps", (int)r.steps, "emulated_seconds", r.emulated_s,
-        "wall_seconds", r.wall_s, "max_sharers", (int)r.max_sharers, "source",
-        o.mode == GS_JOBS_MIG ? o.model->source_mig
-                              : o.mode == GS_JOBS_MPS ? o.model->source_mps : o.model->source_timeslice));
+        "wall_seconds", r.wall_s, "max_sharers", (int)r.max_sharers, "source", source));
   printf("job-emu: done, %u steps in %.0f emulated s (%.1f s wall; EMULATED, source: %s)\n", r.steps,
-         r.emulated_s, r.wall_s,
-         o.mode == GS_JOBS_MIG ? o.model->source_mig
-                               : o.mode == GS_JOBS_MPS ? o.model->source_mps : o.model->source_timeslice);
+         r.emulated_s, r.wall_s, source);
   return GS_EXIT_OK;
 }
 

@@ -226,7 +226,7 @@ struct gs_jobs_emu_model {
   unsigned default_steps;
   double rel[8];             /* speed relative to the whole GPU at 1..7 compute slices; 0: unknown */
   double ts7;                /* time-sliced by 7: job time / (7 x alone) */
-  const char *source_mig, *source_timeslice, *source_mps;
+  const char *source_full, *source_mig, *source_timeslice, *source_mps;
 };
 const struct gs_jobs_emu_model *gs_jobs_emu_models(unsigned *n);
 const struct gs_jobs_emu_model *gs_jobs_emu_model_find(const char *name);
@@ -245,6 +245,7 @@ struct gs_jobs_emu_opts {
   unsigned gpu;
   const char *dir;           /* for sharers (timeslice, MPS); NULL: sharers = 1 */
   uint64_t need_mib, have_mib; /* emulated out-of-memory when need > have (both set) */
+  unsigned start_together;   /* shares: wait (up to a minute) for this many sharers first */
   void (*on_step)(void *arg, unsigned step, double emulated_s);
   void *arg;
 };
