@@ -116,7 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* Verbs that serve until SIGTERM never end by design (their request path
    * has its own target, fuzz-http). */
   for (int i = 1; i < argc; i++)
-    if (strncmp(argv[i], "--emu-state", 11) == 0 || strncmp(argv[i], "--job", 5) == 0 /* getopt takes any prefix */) {
+    if (strncmp(argv[i], "--emu-state", 11) == 0 ||
+        strncmp(argv[i], "--job", 5) == 0) { /* getopt takes any prefix of --jobs-dir */
       free(copy);
       return -1; /* not added to the corpus */
     }
