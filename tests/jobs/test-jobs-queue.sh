@@ -34,7 +34,7 @@ drain() { timeout 240 "$GS_BIN" -q queue run --until-empty --poll-ms 50 "$@" >"$
 # 1. Larger than any free slice: waits for the 3g, then runs; a 1g job
 #    submitted after it is not held up.
 fresh
-g queue submit --user alice --profile 3g.20gb -- sleep 1.5 >/dev/null
+g queue submit --user alice --profile 3g.20gb -- sleep 4 >/dev/null
 g queue submit --user bob --memory 12GiB -- true >/dev/null
 g queue submit --user carol --profile 1g.5gb -- true >/dev/null
 drain

@@ -118,6 +118,13 @@ for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
 [ "$bad" = 0 ] && ok || fail "$bad of 8 concurrent runs failed or shared a slice"
 [ "$(claims)" = 0 ] && ok || fail "claims left after all runs: $(claims)"
 
+# A run for a busy slice waits, then runs once the holder is done.
+"$GS_BIN" -q run --profile 3g.20gb -- sh -c 'sleep 1; touch "$0/first-done"' "$root" &
+r4=$!
+until_ok job_of "$r4" >/dev/null || fail "the first 3g run did not start"
+g run --memory 12GiB -- sh -c 'test -e "$0/first-done"' "$root" 2>/dev/null && ok || fail "the waiting run ran before the slice was free"
+wait "$r4"
+
 # Time-slicing needs a GPU outside MIG mode.
 err=$(g run --mode timeslice --no-wait -- true 2>&1)
 [ $? = 1 ] && case "$err" in *"outside MIG mode"*) true ;; *) false ;; esac && ok || fail "timeslice on a MIG GPU: $err"
