@@ -144,6 +144,7 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   struct gs_jobs_emu_result r;
   struct gs_err err = {0};
   unsigned long long v;
+  unsigned gpu = 0;
   const char *mode = getenv("GPUSLICE_JOB_MODE"), *profile = getenv("GPUSLICE_JOB_PROFILE"), *source;
   int first, rc;
   if ((first = cli_getopt(c, argc, argv, usage, emu_extra, on_emu_opt, &eo)) <= 0)
@@ -165,13 +166,13 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   if (gs_jobs_mode_parse(mode, &o.mode) != 0)
     return cli_usage("--mode %s: expected mig, timeslice or mps", mode);
   if (getenv_uint("GPUSLICE_JOB_GPU", &v) == 0 && v < GS_BACKEND_MAX_GPUS)
-    o.gpu = (unsigned)v;
-  if (o.mode == GS_JOBS_MIG) {
-    if (!profile || !*profile || strcmp(profile, "gpu") == 0)
-      return cli_usage("--mode mig needs the slice's profile (--profile, or run under `gpuslice run`)");
-    if ((rc = slices_of(c, profile, o.gpu, &o.slices, &o.total)) != 0)
-      return rc;
-  }
+    gpu = (unsigned)v;
+  if (o.mode == GS_JOBS_MIG && (!profile || !*profile || strcmp(profile, "gpu") == 0))
+    return cli_usage("--mode mig needs the slice's profile (--profile, or run under `gpuslice run`)");
+  if (o.mode != GS_JOBS_TIMESLICE && profile && *profile && strcmp(profile, "gpu") != 0 &&
+      (rc = slices_of(c, profile, gpu, &o.slices, &o.total)) != 0)
+    return rc;
+  o.uuid = getenv("GPUSLICE_JOB_UUID");
   if (eo.memory && gs_jobs_parse_size(&err, "--memory", eo.memory, &o.need_mib) != 0)
     return cli_fail(&err);
   if (getenv_uint("GPUSLICE_JOB_MEMORY_MIB", &v) == 0)
@@ -183,8 +184,8 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   o.on_step = c->json ? NULL : on_step;
   o.arg = &o;
   fprintf(stderr, "job-emu: EMULATED %s, %u steps, %s%s%s, time scale %g (nothing runs on a GPU)\n",
-          o.model->name, o.steps, gs_jobs_mode_name(o.mode), o.mode == GS_JOBS_MIG ? " on " : "",
-          o.mode == GS_JOBS_MIG ? profile : "", o.time_scale);
+          o.model->name, o.steps, gs_jobs_mode_name(o.mode), o.slices ? " on " : "",
+          o.slices ? profile : "", o.time_scale);
   if (gs_jobs_emu_run(&err, &o, &r) != 0) {
     fprintf(stderr, "job-emu: %s\n", err.msg);
     return err.code == GS_E_NO_MEMORY ? GS_EXIT_FAILED : cli_exit_of(err.code);
@@ -196,7 +197,7 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   if (c->json)
     return cli_print_json(json_pack("{s:b, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:s}", "emulated", 1,
         "model", o.model->name, "mode", gs_jobs_mode_name(o.mode), "profile",
-        o.mode == GS_JOBS_MIG ? profile : "gpu", "steps", (int)r.steps, "emulated_seconds", r.emulated_s,
+        o.slices ? profile : "gpu", "steps", (int)r.steps, "emulated_seconds", r.emulated_s,
         "wall_seconds", r.wall_s, "max_sharers", (int)r.max_sharers, "source", source));
   printf("job-emu: done, %u steps in %.0f emulated s (%.1f s wall; EMULATED, source: %s)\n", r.steps,
          r.emulated_s, r.wall_s, source);

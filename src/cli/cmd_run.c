@@ -98,9 +98,12 @@ int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b
   if (r->mode == GS_JOBS_MIG && r->profile[0] && r->memory_mib)
     return cli_usage("give --profile or --memory, not both (--memory picks the smallest profile "
                      "that fits)");
-  if (r->mode != GS_JOBS_MIG && (r->profile[0] || r->create))
-    return cli_usage("--profile and --create are for MIG slices; --mode %s shares a whole GPU",
+  if (r->mode != GS_JOBS_MIG && r->create)
+    return cli_usage("--create is for MIG slices; --mode %s shares an existing device",
                      gs_jobs_mode_name(r->mode));
+  if (r->mode == GS_JOBS_TIMESLICE && r->profile[0])
+    return cli_usage("--mode timeslice shares a whole GPU; for a MIG device use --profile alone, "
+                     "or --mode mps --profile P to share one through MPS");
   if (r->mps_threads && r->mode != GS_JOBS_MPS)
     return cli_usage("--threads is an MPS client limit; add --mode mps");
   r->gpu = -1;
@@ -199,8 +202,9 @@ static int run_on(struct cli *c, struct gs_backend *b, const char *dir, struct c
 static int run_run(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
-      "gpuslice run (--profile P | --memory SIZE [--create] | --mode timeslice|mps [--threads PCT]\n"
-      "    [--memory SIZE]) [-i GPU] [--no-wait] [--user NAME] [--jobs-dir DIR] -- COMMAND ARGS...";
+      "gpuslice run (--profile P | --memory SIZE [--create] | --mode timeslice | --mode mps\n"
+      "    [--profile P] [--threads PCT] [--memory SIZE]) [-i GPU] [--no-wait] [--user NAME]\n"
+      "    [--jobs-dir DIR] -- COMMAND ARGS...";
   struct gs_jobs_request req = {0};
   struct cli_job_opts o = {.req = &req};
   struct gs_jobs_claim cl;

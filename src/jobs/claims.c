@@ -395,6 +395,11 @@ int gs_jobs_check(struct gs_err *err, struct gs_backend *b, const struct gs_jobs
     return rc;
   if (req->mode == GS_JOBS_MIG)
     return feasible(err, b, req, ngpu);
+  if (req->profile[0]) { /* MPS in a MIG device: the profile must exist; memory is a client limit */
+    struct gs_jobs_request by_profile = *req;
+    by_profile.memory_mib = 0;
+    return feasible(err, b, &by_profile, ngpu);
+  }
   if (req->gpu >= 0 && (unsigned)req->gpu >= ngpu)
     return gs_err_set(err, GS_E_USAGE, "GPU %d: no such GPU; this machine has %u",
                       req->gpu, ngpu);
@@ -437,6 +442,56 @@ static int claim_mig(struct gs_err *err, struct gs_backend *b, const struct gs_j
   c->memory_mib = pk.dev.memory_mib;
   c->created = pk.created;
   return 0;
+}
+
+/* MPS inside a MIG device of req->profile: one no exclusive claim holds,
+ * the least shared first. */
+static int claim_mps_mig(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_request *req,
+                         const struct claims *cl, unsigned ngpu, struct gs_jobs_claim *c)
+{
+  static struct gs_mig_device devs[GS_BACKEND_MAX_MIG_DEVICES];
+  unsigned best_n = UINT32_MAX, seen = 0;
+  int rc;
+  for (unsigned g = 0; g < ngpu; g++) {
+    struct gs_gpu_info info;
+    unsigned nd = 0;
+    if (!gpu_selected(req, g))
+      continue;
+    if ((rc = b->ops->gpu_info(b, err, g, &info)) != 0)
+      return rc;
+    if (!info.mig_current)
+      continue;
+    if ((rc = b->ops->mig_devices(b, err, g, devs, &nd)) != 0)
+      return rc;
+    for (unsigned i = 0; i < nd; i++) {
+      unsigned n = 0;
+      bool exclusive = false;
+      if (!devs[i].gi_profile || devs[i].gi_profile != gs_geom_gi_profile_find(info.model, req->profile))
+        continue;
+      seen++;
+      for (unsigned k = 0; k < cl->n; k++)
+        if (strcmp(cl->c[k].uuid, devs[i].uuid) == 0) {
+          n++;
+          exclusive = exclusive || cl->c[k].mode != GS_JOBS_MPS;
+        }
+      if (!exclusive && n < best_n) {
+        best_n = n;
+        c->gpu = g, c->gi = devs[i].gi, c->ci = devs[i].ci;
+        snprintf(c->uuid, sizeof(c->uuid), "%s", devs[i].uuid);
+        snprintf(c->profile, sizeof(c->profile), "%s", devs[i].name);
+        c->memory_mib = devs[i].memory_mib;
+      }
+    }
+  }
+  if (best_n != UINT32_MAX) {
+    c->mode = GS_JOBS_MPS;
+    return 0;
+  }
+  if (!seen)
+    return gs_err_set(err, GS_E_NOT_FOUND, "no %s MIG device exists to share with MPS; create one "
+                      "(gpuslice gi create %s -C)", req->profile, req->profile);
+  return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "every %s MIG device is held by an "
+                    "exclusive job", req->profile);
 }
 
 /* A share of a whole GPU: one outside MIG mode that no MIG claim holds,
@@ -495,7 +550,7 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
   int rc;
   if ((rc = b->ops->gpu_count(b, err, &ngpu)) != 0)
     return rc;
-  if (req->mode == GS_JOBS_MIG && (rc = feasible(err, b, req, ngpu)) != 0)
+  if ((req->mode == GS_JOBS_MIG || req->profile[0]) && (rc = feasible(err, b, req, ngpu)) != 0)
     return rc;
   if (!(clp = malloc(sizeof(*clp))))
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory reading claims");
@@ -509,8 +564,12 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
                     GS_JOBS_MAX_CLAIMS);
     goto out;
   }
-  rc = req->mode == GS_JOBS_MIG ? claim_mig(err, b, req, clp, ngpu, &c)
-                                : claim_share(err, b, req, clp, ngpu, &c);
+  if (req->mode == GS_JOBS_MIG)
+    rc = claim_mig(err, b, req, clp, ngpu, &c);
+  else if (req->mode == GS_JOBS_MPS && req->profile[0])
+    rc = claim_mps_mig(err, b, req, clp, ngpu, &c);
+  else
+    rc = claim_share(err, b, req, clp, ngpu, &c);
   if (rc == 0) {
     snprintf(c.job, sizeof(c.job), "%s", job);
     snprintf(c.user, sizeof(c.user), "%s", user);
@@ -639,7 +698,7 @@ int gs_jobs_claims(struct gs_err *err, const char *dir, struct gs_jobs_claim **o
   return rc;
 }
 
-int gs_jobs_sharers(struct gs_err *err, const char *dir, unsigned gpu, unsigned *n)
+int gs_jobs_sharers(struct gs_err *err, const char *dir, const char *uuid, unsigned *n)
 {
   struct gs_jobs_claim *c;
   unsigned nc, k = 0;
@@ -647,7 +706,7 @@ int gs_jobs_sharers(struct gs_err *err, const char *dir, unsigned gpu, unsigned 
   if (rc)
     return rc;
   for (unsigned i = 0; i < nc; i++)
-    k += c[i].gpu == gpu && c[i].mode != GS_JOBS_MIG;
+    k += strcmp(c[i].uuid, uuid) == 0 && c[i].mode != GS_JOBS_MIG;
   free(c);
   *n = k;
   return 0;

@@ -98,8 +98,8 @@ double gs_jobs_emu_step_seconds(const struct gs_jobs_emu_model *m, enum gs_jobs_
   case GS_JOBS_TIMESLICE:
     /* The [W] efficiency at 7 sharers, reached linearly from 1 (alone). */
     return m->full_step_s * n * (n >= 7 ? m->ts7 : 1.0 + (n - 1) / 6.0 * (m->ts7 - 1.0));
-  case GS_JOBS_MPS:
-    return m->full_step_s / rel_at(m, 7.0 / n);
+  case GS_JOBS_MPS: /* each client like a slice of its share of the compute */
+    return m->full_step_s / rel_at(m, (slices && total ? 7.0 * slices / total : 7.0) / n);
   }
   return m->full_step_s;
 }
@@ -134,16 +134,17 @@ int gs_jobs_emu_run(struct gs_err *err, const struct gs_jobs_emu_opts *o,
                       "and its slice has %.2f GiB", (double)o->need_mib / 1024.0,
                       (double)o->have_mib / 1024.0);
   /* "Seven jobs at once": the first step waits for the others to arrive. */
-  for (unsigned waited = 0, n = 0; o->mode != GS_JOBS_MIG && o->dir && o->start_together > 1 &&
+  for (unsigned waited = 0, n = 0; o->mode != GS_JOBS_MIG && o->dir && o->uuid && o->start_together > 1 &&
                                    waited < 600; waited++) {
-    if (gs_jobs_sharers(NULL, o->dir, o->gpu, &n) == 0 && n >= o->start_together)
+    if (gs_jobs_sharers(NULL, o->dir, o->uuid, &n) == 0 && n >= o->start_together)
       break;
     sleep_s(0.1);
   }
   for (unsigned s = 0; s < o->steps; s++) {
     unsigned sharers = 1;
     double t;
-    if (o->mode != GS_JOBS_MIG && o->dir && gs_jobs_sharers(NULL, o->dir, o->gpu, &sharers) != 0)
+    if (o->mode != GS_JOBS_MIG && o->dir && o->uuid &&
+        gs_jobs_sharers(NULL, o->dir, o->uuid, &sharers) != 0)
       sharers = 1;
     if (sharers < 1)
       sharers = 1;

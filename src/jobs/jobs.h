@@ -48,7 +48,8 @@ int gs_jobs_mode_parse(const char *text, enum gs_jobs_mode *out);
 /* What a job asks for. */
 struct gs_jobs_request {
   enum gs_jobs_mode mode;
-  char profile[GS_GEOM_NAME_SIZE];  /* MIG: a GI profile name or id; "" when by memory */
+  char profile[GS_GEOM_NAME_SIZE];  /* MIG: a GI profile name or id, "" when by memory;
+                                       MPS: share a MIG device of this profile */
   uint64_t memory_mib;              /* MIG: smallest profile with this much; MPS: the
                                        client's pinned memory limit; 0: none */
   bool create;                      /* MIG: may create a GI+CI from free capacity */
@@ -101,8 +102,8 @@ int gs_jobs_release(struct gs_err *err, struct gs_backend *b, const char *dir,
 /* The live claims (read-only: dead ones are skipped, not removed). The
  * caller frees *out. */
 int gs_jobs_claims(struct gs_err *err, const char *dir, struct gs_jobs_claim **out, unsigned *n);
-/* Live shares (timeslice + MPS claims) on a GPU. */
-int gs_jobs_sharers(struct gs_err *err, const char *dir, unsigned gpu, unsigned *n);
+/* Live shares (timeslice + MPS claims) of one device: a GPU's or MIG device's UUID. */
+int gs_jobs_sharers(struct gs_err *err, const char *dir, const char *uuid, unsigned *n);
 /* Parses a claims file's text (exposed for the fuzzer and tests). */
 int gs_jobs_claims_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
                          struct gs_jobs_claim **out, unsigned *n);
@@ -232,7 +233,8 @@ const struct gs_jobs_emu_model *gs_jobs_emu_models(unsigned *n);
 const struct gs_jobs_emu_model *gs_jobs_emu_model_find(const char *name);
 
 /* Seconds one step takes: on a MIG slice of `slices` compute slices out of
- * `total` (mode MIG), or shared by `sharers` jobs on a whole GPU. */
+ * `total` (mode MIG), or shared by `sharers` jobs on a whole GPU (slices 0)
+ * or, under MPS, on such a slice. */
 double gs_jobs_emu_step_seconds(const struct gs_jobs_emu_model *m, enum gs_jobs_mode mode,
                                 unsigned slices, unsigned total, unsigned sharers);
 
@@ -241,8 +243,8 @@ struct gs_jobs_emu_opts {
   unsigned steps;
   double time_scale;         /* emulated seconds per wall second */
   enum gs_jobs_mode mode;
-  unsigned slices, total;    /* MIG: compute slices of the slice and the GPU */
-  unsigned gpu;
+  unsigned slices, total;    /* MIG, MPS in a MIG device: compute slices of it and the GPU */
+  const char *uuid;          /* shares: the shared device, for counting sharers */
   const char *dir;           /* for sharers (timeslice, MPS); NULL: sharers = 1 */
   uint64_t need_mib, have_mib; /* emulated out-of-memory when need > have (both set) */
   unsigned start_together;   /* shares: wait (up to a minute) for this many sharers first */

@@ -87,6 +87,7 @@ char **gs_jobs_env(const struct gs_jobs_claim *c, const struct gs_jobs_request *
       add(v, &k, "GPUSLICE_JOB_ID=%s", c->job) ||
       add(v, &k, "GPUSLICE_JOB_MODE=%s", gs_jobs_mode_name(c->mode)) ||
       add(v, &k, "GPUSLICE_JOB_GPU=%u", c->gpu) ||
+      add(v, &k, "GPUSLICE_JOB_UUID=%s", c->uuid) ||
       add(v, &k, "GPUSLICE_JOB_PROFILE=%s", c->profile) ||
       add(v, &k, "GPUSLICE_JOB_MEMORY_MIB=%u", c->memory_mib) ||
       add(v, &k, "GPUSLICE_JOBS_DIR=%s", dir) ||

@@ -67,6 +67,19 @@ printf 'CUDA_MPS_LOG_DIRECTORY=%s\nCUDA_MPS_PIPE_DIRECTORY=%s\nCUDA_VISIBLE_DEVI
 diff -u "$root/want" "$log/env" >/dev/null && ok || fail "the daemon's environment: $(cat "$log/env")"
 case "$log" in *"/mps/$mig/log") ok ;; *) fail "log directory not per scope: $log" ;; esac
 [ "$(g mps start --mig "$mig" --json | field pid)" = "$pid" ] && ok || fail "a second start launched another daemon"
+# MPS clients inside the MIG device: they share it, an exclusive job waits.
+env=$(g run --mode mps --profile 3g.20gb -- env)
+echo "$env" | grep -qx "CUDA_VISIBLE_DEVICES=$mig" && echo "$env" | grep -qx "CUDA_MPS_PIPE_DIRECTORY=$(echo "$out" | field pipe_dir)" &&
+  ok || fail "an MPS client in the MIG device: $env"
+"$GS_BIN" -q run --mode mps --profile 3g.20gb -- sleep 30 &
+c1=$!
+holds() { python3 -c 'import json,sys; sys.exit(0 if any(c["owner_pid"]==int(sys.argv[2]) for c in json.load(open(sys.argv[1]))["claims"]) else 1)' "$root/emu.json.jobs/claims.json" "$1" 2>/dev/null; }
+for _ in $(seq 600); do holds "$c1" && break; sleep 0.1; done
+g run --mode mps --profile 3g.20gb --no-wait -- true && ok || fail "a second MPS client could not share the device"
+err=$(g run --profile 3g.20gb --no-wait -- true 2>&1)
+[ $? = 1 ] && ok || fail "an exclusive job took a device MPS clients share: $err"
+kill "$c1"
+wait "$c1" 2>/dev/null
 g mps stop --mig "$mig" >/dev/null && ok || fail "mps stop --mig"
 for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 ! alive "$pid" && grep -qx quit "$log/commands" && ok || fail "stop did not send quit"
