@@ -216,11 +216,20 @@ static bool plain(const struct gs_geom_gi_profile *p)
   return p->media == GS_GEOM_MEDIA_SHARED && !p->gfx;
 }
 
+/* Is p the profile req names (by name: the NVML backend's profiles are read
+ * from the driver, not the tables), or, by memory, one with enough? */
+static bool is_profile(const struct gs_geom_model *m, const struct gs_geom_gi_profile *p,
+                       const char *name)
+{
+  const struct gs_geom_gi_profile *want = m ? gs_geom_gi_profile_find(m, name) : NULL;
+  return want && strcmp(want->name, p->name) == 0;
+}
+
 static bool wanted(const struct gs_jobs_request *req, const struct gs_geom_model *m,
                    const struct gs_geom_gi_profile *p)
 {
   if (req->profile[0])
-    return p == gs_geom_gi_profile_find(m, req->profile);
+    return is_profile(m, p, req->profile);
   return plain(p) && p->memory_mib >= req->memory_mib;
 }
 
@@ -365,7 +374,7 @@ static int feasible(struct gs_err *err, struct gs_backend *b, const struct gs_jo
       const struct gs_geom_gi_profile *p = &info.model->gi[i];
       if (!largest || p->memory_mib > largest->memory_mib)
         largest = p, largest_gpu = g;
-      known = known || (req->profile[0] && p == gs_geom_gi_profile_find(info.model, req->profile));
+      known = known || (req->profile[0] && is_profile(info.model, p, req->profile));
     }
   }
   if (req->gpu >= 0 && (unsigned)req->gpu >= ngpu)
@@ -466,7 +475,7 @@ static int claim_mps_mig(struct gs_err *err, struct gs_backend *b, const struct 
     for (unsigned i = 0; i < nd; i++) {
       unsigned n = 0;
       bool exclusive = false;
-      if (!devs[i].gi_profile || devs[i].gi_profile != gs_geom_gi_profile_find(info.model, req->profile))
+      if (!devs[i].gi_profile || !is_profile(info.model, devs[i].gi_profile, req->profile))
         continue;
       seen++;
       for (unsigned k = 0; k < cl->n; k++)

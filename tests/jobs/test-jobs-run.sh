@@ -5,7 +5,7 @@
 # memory than any profile is refused with a clear error; a job killed with
 # SIGKILL releases its slice, and so does a runner killed with SIGKILL (the
 # next claimer reaps it); concurrent runs never share a slice.
-# Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir).
+# Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir), GS_NVML_EMU (nvml-emu, optional).
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}"
 mkdir -p "${GS_TEST_TMP:-/tmp}"
@@ -124,6 +124,15 @@ r4=$!
 until_ok job_of "$r4" >/dev/null || fail "the first 3g run did not start"
 g run --memory 12GiB -- sh -c 'test -e "$0/first-done"' "$root" 2>/dev/null && ok || fail "the waiting run ran before the slice was free"
 wait "$r4"
+
+# The same through the NVML backend loaded over nvml-emu (profiles read from the "driver").
+if [ -n "${GS_NVML_EMU:-}" ]; then
+  before=$(gis)
+  out=$(GPUSLICE_NVML_LIBRARY="$GS_NVML_EMU" GPUSLICE_JOBS_DIR="$root/emu.json.jobs" "$GS_BIN" -q --backend nvml \
+    run --profile 2g.10gb --create -- sh -c 'echo $GPUSLICE_JOB_PROFILE $CUDA_VISIBLE_DEVICES')
+  case "$out" in "2g.10gb MIG-"*) ok ;; *) fail "run over the NVML backend: $out" ;; esac
+  [ "$(gis)" = "$before" ] && ok || fail "run over the NVML backend left instances: $(gis)"
+fi
 
 # Time-slicing needs a GPU outside MIG mode.
 err=$(g run --mode timeslice --no-wait -- true 2>&1)
