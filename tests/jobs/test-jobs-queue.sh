@@ -77,8 +77,7 @@ done
 "$GS_BIN" -q queue run --poll-ms 50 >/dev/null 2>&1 &
 qpid=$!
 until_ok running_is 2 || fail "the queue did not start two jobs"
-kill -9 "$qpid"
-wait "$qpid" 2>/dev/null
+{ kill -9 "$qpid"; wait "$qpid"; } 2>/dev/null  # no "Killed" notice
 drain
 n=$(sort "$root/ran" | uniq | wc -l)
 dups=$(sort "$root/ran" | uniq -d | wc -l)

@@ -90,8 +90,7 @@ rc=$?
 g run --profile 1g.5gb --no-wait -- true 2>/dev/null && ok || fail "the killed job's slice was not released"
 
 # SIGKILL of the runner itself: its job dies with it; the next claim reaps both.
-kill -9 "$r2"
-wait "$r2" 2>/dev/null
+{ kill -9 "$r2"; wait "$r2"; } 2>/dev/null  # no "Killed" notice
 until_ok g run --profile 1g.5gb --no-wait -- true 2>/dev/null && ok || fail "a dead runner's slice stayed claimed"
 g run --profile 1g.5gb -- true && g run --profile 1g.5gb --no-wait -- true && ok || fail "slices after the kills"
 
@@ -100,8 +99,7 @@ before=$(gis)
 "$GS_BIN" -q run --profile 2g.10gb --create -- sleep 30 &
 r3=$!
 until_ok job_of "$r3" >/dev/null || fail "the create run did not start"
-kill -9 "$r3"
-wait "$r3" 2>/dev/null
+{ kill -9 "$r3"; wait "$r3"; } 2>/dev/null  # no "Killed" notice
 g run --profile 1g.5gb -- true
 [ "$(gis)" = "$before" ] && ok || fail "a dead runner's created slice was not destroyed: $(gis)"
 
