@@ -429,7 +429,12 @@ static int start_shepherd(struct gs_err *err, struct gs_backend *b, const char *
     do
       n = read(go[0], &byte, 1);
     while (n < 0 && errno == EINTR);
-    _exit(n == 1 ? shepherd(o->cfg, dir, j, c) : 0);
+    if (n != 1)
+      _exit(0);
+    /* The queue adopted the claim for us after the fork: match its record. */
+    c->owner_pid = (int)getpid();
+    c->owner_start = gs__jobs_proc_start(c->owner_pid);
+    _exit(shepherd(o->cfg, dir, j, c));
   }
   close(go[0]);
   rc = gs_jobs_claim_adopt(err, dir, c, pid);
@@ -494,7 +499,8 @@ static bool mark_refused(struct gs_jobs_job *j, void *arg)
 }
 
 /* Fills the users' running counts and oldest queued jobs; marks dead
- * shepherds' jobs LOST. Returns the number of queued or running jobs. */
+ * shepherds' jobs LOST. Returns the number of jobs queued, running, or
+ * holding a claim still. */
 static unsigned tally(const char *dir, const struct gs_jobs_queue_opts *o, struct gs_jobs_job *jobs,
                       unsigned n, const struct gs_jobs_claim *c, unsigned nc, struct user *u,
                       unsigned *nu, unsigned *running)
@@ -511,8 +517,10 @@ static unsigned tally(const char *dir, const struct gs_jobs_queue_opts *o, struc
     us = user_of(u, nu, j->user);
     if (j->started > us->last_start)
       us->last_start = j->started;
-    if (j->state != GS_JOBS_QUEUED && j->state != GS_JOBS_RUNNING)
+    if (j->state != GS_JOBS_QUEUED && j->state != GS_JOBS_RUNNING) {
+      active += has_claim(c, nc, j->id); /* finished, its slice not yet released */
       continue;
+    }
     active++;
     if (j->state == GS_JOBS_RUNNING || has_claim(c, nc, j->id)) {
       us->running++; /* a queued job with a live claim is being started by a shepherd */
