@@ -84,6 +84,8 @@ dups=$(sort "$root/ran" | uniq -d | wc -l)
 [ "$n" = 6 ] && [ "$dups" = 0 ] && ok || fail "after a queue restart: $n distinct jobs ran, $dups twice"
 q 'sys.exit(0 if all(x["state"]=="done" and x["exit_status"]==0 for x in j) and len(j)==6 else 1)' &&
   ok || fail "after a restart: $(g jobs)"
+python3 -c 'import json,sys; sys.exit(len(json.load(open(sys.argv[1]))["claims"]))' "$root/emu.json.jobs/claims.json" &&
+  ok || fail "claims left after the queue emptied: $(cat "$root/emu.json.jobs/claims.json")"
 
 # 5. SIGKILL of a job: recorded as 137 (signal 9), its slice goes to the next job.
 fresh
@@ -94,6 +96,8 @@ qpid=$!
 until_ok running_is 1 || fail "the sleep job did not start"
 pid_of() { q 'print([x["pid"] for x in j if x["state"]=="running" and x["pid"]][0])' 2>/dev/null; }
 until_ok pid_of >/dev/null
+# The running job is a process on its instance, as the emulator shows it.
+g emu status | grep -q "gpuslice-job j000001) on GPU instance" && ok || fail "the job is not an emulated process: $(g emu status)"
 kill -9 "$(pid_of)"
 wait "$qpid"
 q 'a,b=j; sys.exit(0 if a["exit_status"]==137 and a["signal"]==9 and b["exit_status"]==0 else 1)' &&
