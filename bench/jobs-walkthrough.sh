@@ -74,7 +74,7 @@ w, h, left, top, bar, gap = 760, 60 + 52 * len(rows), 300, 40, 34, 18
 top_s = max(r[2] for r in rows) * 1.15
 out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="13">',
        f'<rect width="{w}" height="{h}" fill="white"/>',
-       f'<text x="10" y="22" font-size="15" font-weight="bold">7 BERT fine-tuning jobs on one A100-40GB: time until all are done (EMULATED, gpuslice job-emu)</text>']
+       f'<text x="10" y="22" font-size="15" font-weight="bold">7 BERT fine-tuning jobs, one A100-40GB: time until all are done (EMULATED)</text>']
 colors = ["#3b7dd8", "#d8843b", "#8a8a8a", "#4caf50"]
 for i, (setup, per, done, pub, src) in enumerate(rows):
     y = top + i * (bar + gap)
