@@ -246,8 +246,9 @@ static bool gpu_selected(const struct gs_jobs_request *req, unsigned g)
 }
 
 /* The best free, unclaimed, idle MIG device over the selected GPUs. */
-static int pick_existing(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_request *req,
-                         const struct claims *cl, unsigned ngpu, struct pick *pk)
+static int pick_existing(struct gs_err *err, struct gs_backend *b,
+                         const struct gs_jobs_request *req, const struct claims *cl, unsigned ngpu,
+                         struct pick *pk)
 {
   static struct gs_mig_device devs[GS_BACKEND_MAX_MIG_DEVICES];
   static struct gs_proc_info procs[GS_BACKEND_MAX_PROCS];
@@ -455,8 +456,9 @@ static int claim_mig(struct gs_err *err, struct gs_backend *b, const struct gs_j
 
 /* MPS inside a MIG device of req->profile: one no exclusive claim holds,
  * the least shared first. */
-static int claim_mps_mig(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_request *req,
-                         const struct claims *cl, unsigned ngpu, struct gs_jobs_claim *c)
+static int claim_mps_mig(struct gs_err *err, struct gs_backend *b,
+                         const struct gs_jobs_request *req, const struct claims *cl, unsigned ngpu,
+                         struct gs_jobs_claim *c)
 {
   static struct gs_mig_device devs[GS_BACKEND_MAX_MIG_DEVICES];
   unsigned best_n = UINT32_MAX, seen = 0;

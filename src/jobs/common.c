@@ -53,7 +53,8 @@ int gs_jobs_dir(struct gs_err *err, struct gs_backend *b, const char *override, 
   int rc;
   if (override && *override) {
     if (strlen(override) >= PATH_MAX - 64)
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--jobs-dir %.64s...: path is too long", override);
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--jobs-dir %.64s...: path is too long",
+                        override);
     snprintf(out, PATH_MAX, "%s", override);
   } else if (default_dir(b, out) != 0) {
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the jobs directory path is too long; set "
@@ -140,8 +141,8 @@ uint64_t gs__jobs_proc_start(int pid)
   if (!(p = strrchr(buf, ')')))
     return 0;
   /* After ')': state is field 3; starttime is field 22. */
-  if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-             &start) != 1)
+  if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
+                    " %*d %llu", &start) != 1)
     return 0;
   /* A zombie has exited: its slice is free even before it is reaped. */
   if (p[2] == 'Z')
@@ -167,8 +168,10 @@ double gs__jobs_now(void)
 static int bad_field(struct gs_err *err, const char *origin, const char *where, const char *key,
                      const char *what)
 {
-  gs_err_set(err, GS_E_CORRUPT_STATE, "%s: %s%s%s: %s", origin, where, *where ? "." : "", key, what);
-  for (char *p = err ? err->msg : NULL; p && *p; p++) /* damaged files must not reach a terminal raw */
+  gs_err_set(err, GS_E_CORRUPT_STATE, "%s: %s%s%s: %s", origin, where, *where ? "." : "", key,
+             what);
+  /* Damaged files must not reach a terminal raw. */
+  for (char *p = err ? err->msg : NULL; p && *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
       *p = '?';
   return GS_E_CORRUPT_STATE;

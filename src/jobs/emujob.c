@@ -122,6 +122,20 @@ static void sleep_s(double s)
     ;
 }
 
+/* "Seven jobs at once": the first step waits (a minute at most) for the
+ * others to arrive. */
+static void wait_for_sharers(const struct gs_jobs_emu_opts *o)
+{
+  unsigned n = 0;
+  if (o->mode == GS_JOBS_MIG || !o->dir || !o->uuid || o->start_together < 2)
+    return;
+  for (unsigned waited = 0; waited < 600; waited++) {
+    if (gs_jobs_sharers(NULL, o->dir, o->uuid, &n) == 0 && n >= o->start_together)
+      return;
+    sleep_s(0.1);
+  }
+}
+
 int gs_jobs_emu_run(struct gs_err *err, const struct gs_jobs_emu_opts *o,
                     struct gs_jobs_emu_result *r)
 {
@@ -133,13 +147,7 @@ int gs_jobs_emu_run(struct gs_err *err, const struct gs_jobs_emu_opts *o,
     return gs_err_set(err, GS_E_NO_MEMORY, "CUDA out of memory (EMULATED): the job needs %.2f GiB "
                       "and its slice has %.2f GiB", (double)o->need_mib / 1024.0,
                       (double)o->have_mib / 1024.0);
-  /* "Seven jobs at once": the first step waits for the others to arrive. */
-  for (unsigned waited = 0, n = 0; o->mode != GS_JOBS_MIG && o->dir && o->uuid && o->start_together > 1 &&
-                                   waited < 600; waited++) {
-    if (gs_jobs_sharers(NULL, o->dir, o->uuid, &n) == 0 && n >= o->start_together)
-      break;
-    sleep_s(0.1);
-  }
+  wait_for_sharers(o);
   for (unsigned s = 0; s < o->steps; s++) {
     unsigned sharers = 1;
     double t;

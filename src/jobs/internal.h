@@ -34,6 +34,10 @@ int gs__jobs_parse_root(struct gs_err *err, const char *origin, const char *text
 /* Writes a JSON value to path atomically (temp, fsync, rename) and frees it. */
 int gs__jobs_save_json(struct gs_err *err, const char *path, json_t *v);
 
+/* The current environment with the "NAME=value" entries of add (NULL-
+ * terminated) set; free with gs_jobs_strv_free. NULL when out of memory. */
+char **gs__jobs_env_with(char *const *add);
+
 /* "<dir>/<name>" into out; GS_E_INVALID_ARGUMENT when too long. */
 int gs__jobs_path(struct gs_err *err, char out[PATH_MAX], const char *dir, const char *name);
 

@@ -225,7 +225,7 @@ struct gs_jobs_emu_model {
   const char *what;          /* "BERT fine-tuning (A100 MIG walkthrough)" */
   double full_step_s;        /* seconds per step alone on a whole A100 (7 compute slices) */
   unsigned default_steps;
-  double rel[8];             /* speed relative to the whole GPU at 1..7 compute slices; 0: unknown */
+  double rel[8];             /* speed vs the whole GPU at 1..7 compute slices; 0: unknown */
   double ts7;                /* time-sliced by 7: job time / (7 x alone) */
   const char *source_full, *source_mig, *source_timeslice, *source_mps;
 };

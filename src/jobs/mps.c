@@ -81,10 +81,11 @@ static int load(struct gs_err *err, const char *path, struct gs_jobs_mps *m)
 
 static int save(struct gs_err *err, const char *path, const struct gs_jobs_mps *m)
 {
-  return gs__jobs_save_json(err, path, json_pack("{s:s, s:i, s:s, s:i, s:b, s:i, s:f, s:s, s:s, s:b}",
-      "format", MPS_FORMAT, "version", 1, "scope", m->scope, "gpu", (int)m->gpu, "emulated",
-      m->emulated, "pid", m->pid, "started", m->started, "pipe_dir", m->pipe_dir, "log_dir",
-      m->log_dir, "running", m->running));
+  json_t *v = json_pack("{s:s, s:i, s:s, s:i, s:b, s:i, s:f, s:s, s:s, s:b}", "format", MPS_FORMAT,
+                        "version", 1, "scope", m->scope, "gpu", (int)m->gpu, "emulated",
+                        m->emulated, "pid", m->pid, "started", m->started, "pipe_dir",
+                        m->pipe_dir, "log_dir", m->log_dir, "running", m->running);
+  return gs__jobs_save_json(err, path, v);
 }
 
 /* Runs the control program with the scope's environment; `input` goes to
@@ -94,15 +95,20 @@ static int control(struct gs_err *err, const struct gs_jobs_mps *m, const char *
 {
   char *argv[] = {(char *)control_program(), (char *)arg, NULL};
   char cvd[GS_BACKEND_UUID_SIZE + 32], pd[PATH_MAX + 32], ld[PATH_MAX + 32];
-  char *envp[] = {cvd, pd, ld, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+  char *add[] = {cvd, pd, ld, NULL}, **envp;
   int in[2], status, sig, rc;
   pid_t pid;
   snprintf(cvd, sizeof(cvd), "CUDA_VISIBLE_DEVICES=%s", m->scope);
   snprintf(pd, sizeof(pd), "CUDA_MPS_PIPE_DIRECTORY=%s", m->pipe_dir);
   snprintf(ld, sizeof(ld), "CUDA_MPS_LOG_DIRECTORY=%s", m->log_dir);
-  if (pipe2(in, O_CLOEXEC) != 0)
+  if (!(envp = gs__jobs_env_with(add)))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory building the MPS environment");
+  if (pipe2(in, O_CLOEXEC) != 0) {
+    gs_jobs_strv_free(envp);
     return gs_err_set(err, GS_E_IO, "cannot create a pipe: %s", strerror(errno));
+  }
   rc = gs_jobs_spawn(err, argv, envp, NULL, in[0], &pid);
+  gs_jobs_strv_free(envp);
   close(in[0]);
   if (rc == 0 && input)
     (void)!write(in[1], input, strlen(input));

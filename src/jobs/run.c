@@ -71,7 +71,31 @@ static int add_mps(char **v, size_t *k, const struct gs_jobs_claim *c,
   return 0;
 }
 
-char **gs_jobs_env(const struct gs_jobs_claim *c, const struct gs_jobs_request *req, const char *dir)
+char **gs__jobs_env_with(char *const *add)
+{
+  size_t n = 0, na = 0, k = 0;
+  char **v;
+  while (environ[n])
+    n++;
+  while (add[na])
+    na++;
+  if (!(v = calloc(n + na + 1, sizeof(*v))))
+    return NULL;
+  for (size_t i = 0; i < n + na; i++) {
+    const char *kv = i < n ? environ[i] : add[i - n];
+    bool replaced = false;
+    for (size_t a = 0; i < n && a < na && !replaced; a++)
+      replaced = strncmp(kv, add[a], strcspn(add[a], "=") + 1) == 0;
+    if (!replaced && !(v[k++] = strdup(kv))) {
+      gs_jobs_strv_free(v);
+      return NULL;
+    }
+  }
+  return v;
+}
+
+char **gs_jobs_env(const struct gs_jobs_claim *c, const struct gs_jobs_request *req,
+                   const char *dir)
 {
   size_t n = 0, k = 0;
   char **v;

@@ -198,7 +198,8 @@ static int edit_job(struct gs_err *err, const char *dir, const char *id,
   int rc;
   if (!j)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory editing job %s", id);
-  if ((rc = job_file(err, dir, id, ".json", path)) == 0 && (rc = lock_queue(err, dir, &lock)) == 0) {
+  if ((rc = job_file(err, dir, id, ".json", path)) == 0 &&
+      (rc = lock_queue(err, dir, &lock)) == 0) {
     if ((rc = read_job(err, path, j)) == 0 && fn(j, arg))
       rc = write_job(err, dir, j);
     gs_file_unlock(&lock);
@@ -224,12 +225,27 @@ static int cmp_id(const void *a, const void *b)
   return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x->id, y->id);
 }
 
+/* Room for 64 more jobs, up to GS_JOBS_MAX_JOBS. */
+static int grow(struct gs_err *err, struct gs_jobs_job **jobs, unsigned *cap, const char *qdir)
+{
+  struct gs_jobs_job *n;
+  if (*cap >= GS_JOBS_MAX_JOBS)
+    return gs_err_set(err, GS_E_INSUFFICIENT_SIZE, "%s holds more than %u jobs; move finished "
+                      "ones away", qdir, GS_JOBS_MAX_JOBS);
+  if (!(n = realloc(*jobs, (*cap + 64) * sizeof(*n))))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory listing jobs");
+  memset(n + *cap, 0, 64 * sizeof(*n));
+  *jobs = n;
+  *cap += 64;
+  return 0;
+}
+
 int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, unsigned *n)
 {
   char qdir[PATH_MAX], path[PATH_MAX];
   struct gs_jobs_job *jobs = NULL;
   struct dirent *d;
-  unsigned k = 0;
+  unsigned k = 0, cap = 0;
   int rc = gs__jobs_path(err, qdir, dir, "queue");
   DIR *dp;
   *out = NULL;
@@ -237,19 +253,15 @@ int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, 
   if (rc)
     return rc;
   if (!(dp = opendir(qdir)))
-    return errno == ENOENT ? 0 : gs_err_set(err, GS_E_IO, "%s: cannot list: %s", qdir, strerror(errno));
-  if (!(jobs = calloc(GS_JOBS_MAX_JOBS, sizeof(*jobs)))) {
-    closedir(dp);
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory listing jobs");
-  }
+    return errno == ENOENT ? 0
+                           : gs_err_set(err, GS_E_IO, "%s: cannot list: %s", qdir, strerror(errno));
   while (rc == 0 && (d = readdir(dp)) != NULL) {
     if (!is_job_name(d->d_name))
       continue;
-    if (k == GS_JOBS_MAX_JOBS)
-      rc = gs_err_set(err, GS_E_INSUFFICIENT_SIZE, "%s holds more than %u jobs; move finished "
-                      "ones away", qdir, GS_JOBS_MAX_JOBS);
-    else if ((rc = gs__jobs_path(err, path, qdir, d->d_name)) == 0 &&
-             (rc = read_job(err, path, &jobs[k])) == 0)
+    if (k == cap && (rc = grow(err, &jobs, &cap, qdir)) != 0)
+      break;
+    if ((rc = gs__jobs_path(err, path, qdir, d->d_name)) == 0 &&
+        (rc = read_job(err, path, &jobs[k])) == 0)
       k++;
     if (rc == GS_E_NOT_FOUND) /* removed since the listing: not ours to report */
       rc = 0;
@@ -362,7 +374,8 @@ static int shepherd(const struct gs_backend_config *cfg, const char *dir, struct
   char log[PATH_MAX], **env = NULL;
   pid_t pid = 0;
   int rc;
-  if ((rc = gs_backend_open(&err, cfg, &b)) != 0 || (rc = edit_job(&err, dir, j->id, mark_running, &ra)) != 0)
+  if ((rc = gs_backend_open(&err, cfg, &b)) != 0 ||
+      (rc = edit_job(&err, dir, j->id, mark_running, &ra)) != 0)
     goto out;
   if (!ra.moved) { /* started before, or no longer queued: never run a job twice */
     gs_jobs_release(NULL, b, dir, c);
@@ -625,7 +638,8 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
   reap_shepherds();
   /* Claims first: only this queue claims for queued jobs, so a job the list
    * shows QUEUED with no claim in this earlier snapshot was never started. */
-  if ((rc = gs_jobs_claims(err, dir, &c, &nc)) != 0 || (rc = gs_jobs_list(err, dir, &jobs, &n)) != 0)
+  if ((rc = gs_jobs_claims(err, dir, &c, &nc)) != 0 ||
+      (rc = gs_jobs_list(err, dir, &jobs, &n)) != 0)
     goto out;
   if (n && !(u = calloc(n, sizeof(*u)))) {
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory scheduling");
