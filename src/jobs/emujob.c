@@ -16,7 +16,9 @@
  *     GPU" (the A100 MIG walkthrough), BERT fine-tuning on A100-40GB: seven
  *     jobs on seven 1g.5gb slices at once 5,539 s each; seven at once without
  *     MIG 8,207 s each; seven in series on the whole GPU 10,361 s in total
- *     (so 1,480.1 s per job alone).
+ *     (so 1,480.1 s per job alone). developer.nvidia.com/blog/getting-the-most-
+ *     out-of-the-a100-gpu-with-multi-instance-gpu/ (M. Zhang); the figures as
+ *     issue 10 quotes them: the stored copy of the page stops before its table.
  * [M] MISO (Li et al., SoCC '22), artifact boringlee24/socc22-miso, logs
  *     mps/models/logs/mig/ (one JSON per model): median seconds per iteration on each A100
  *     slice, as tabulated relative to 7g.40gb in our reference notes
