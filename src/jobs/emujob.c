@@ -22,7 +22,8 @@
  * [M] MISO (Li et al., SoCC '22), artifact boringlee24/socc22-miso, logs
  *     mps/models/logs/mig/ (one JSON per model): median seconds per iteration on each A100
  *     slice, as tabulated relative to 7g.40gb in our reference notes
- *     (scheduling-anchors.md §5b, derived from the logs, not the paper text).
+ *     (scheduling-anchors.md §5b, derived from the logs, not the paper text;
+ *     the ResNet-50 batch 128 logs on 1g.5gb and 7g.40gb spot-checked).
  * [A] Assumption, not a measurement: no published figure found. MPS with n
  *     clients runs each like a MIG slice of 7/n compute slices (MISO's
  *     premise: an MPS share predicts the MIG slice of the same size); time-
