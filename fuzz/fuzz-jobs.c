@@ -1,5 +1,5 @@
-/* fuzz-jobs.c: libFuzzer target for the files the jobs layer reads: the
- * claims file, a queue job file and an MPS state's sizes. The first byte
+/* fuzz-jobs.c: libFuzzer target for what the jobs layer parses: the claims
+ * file, a queue job file, and memory sizes (--memory). The first byte
  * picks the parser; any bytes must parse or be refused as CORRUPT_STATE (or,
  * for sizes, INVALID_ARGUMENT) with a message naming the origin; a parsed
  * job's argv is NULL-terminated and within bounds. Anything else aborts. */
