@@ -132,6 +132,48 @@ static int getenv_uint(const char *name, unsigned long long *out)
   return *end ? -1 : 0;
 }
 
+/* The slice job-emu runs on: --mode/--profile, else what its runner set in
+ * GPUSLICE_JOB_*, else alone on a whole GPU. Fills o's mode, slices and
+ * uuid, and *profile; returns 0 or an exit status. */
+static int job_slice(struct cli *c, const struct emu_opts *eo, struct gs_jobs_emu_opts *o,
+                     const char **profile)
+{
+  const char *mode = eo->mode ? eo->mode : getenv("GPUSLICE_JOB_MODE");
+  unsigned long long v;
+  unsigned gpu = 0;
+  *profile = eo->profile ? eo->profile : getenv("GPUSLICE_JOB_PROFILE");
+  if (*profile && (!**profile || strcmp(*profile, "gpu") == 0))
+    *profile = NULL; /* a whole-GPU share */
+  if (eo->profile && !eo->mode)
+    mode = "mig";
+  if (!mode || !*mode)
+    mode = *profile ? "mig" : "timeslice"; /* timeslice alone: the whole GPU */
+  if (gs_jobs_mode_parse(mode, &o->mode) != 0)
+    return cli_usage("--mode %s: expected mig, timeslice or mps", mode);
+  if (o->mode == GS_JOBS_MIG && !*profile)
+    return cli_usage("--mode mig needs the slice's profile (--profile, or run under `gpuslice run`)");
+  if (getenv_uint("GPUSLICE_JOB_GPU", &v) == 0 && v < GS_BACKEND_MAX_GPUS)
+    gpu = (unsigned)v;
+  o->uuid = getenv("GPUSLICE_JOB_UUID");
+  if (o->mode != GS_JOBS_TIMESLICE && *profile)
+    return slices_of(c, *profile, gpu, &o->slices, &o->total);
+  return 0;
+}
+
+static int print_result(struct cli *c, const struct gs_jobs_emu_opts *o, const char *profile,
+                        const struct gs_jobs_emu_result *r)
+{
+  const char *source = gs_jobs_emu_source(o->model, o->mode, o->slices != 0, r->max_sharers);
+  if (c->json)
+    return cli_print_json(json_pack("{s:b, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:s}", "emulated", 1,
+        "model", o->model->name, "mode", gs_jobs_mode_name(o->mode), "profile",
+        o->slices ? profile : "gpu", "steps", (int)r->steps, "emulated_seconds", r->emulated_s,
+        "wall_seconds", r->wall_s, "max_sharers", (int)r->max_sharers, "source", source));
+  printf("job-emu: done, %u steps in %.0f emulated s (%.1f s wall; EMULATED, source: %s)\n",
+         r->steps, r->emulated_s, r->wall_s, source);
+  return GS_EXIT_OK;
+}
+
 static int run_job_emu(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
@@ -143,9 +185,8 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   struct gs_jobs_emu_opts o = {0};
   struct gs_jobs_emu_result r;
   struct gs_err err = {0};
-  unsigned long long v;
-  unsigned gpu = 0;
-  const char *mode = getenv("GPUSLICE_JOB_MODE"), *profile = getenv("GPUSLICE_JOB_PROFILE"), *source;
+  unsigned long long have;
+  const char *profile;
   int first, rc;
   if ((first = cli_getopt(c, argc, argv, usage, emu_extra, on_emu_opt, &eo)) <= 0)
     return -first;
@@ -155,28 +196,12 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
     return list_models(c);
   if (!(o.model = gs_jobs_emu_model_find(eo.model)))
     return cli_usage("--model %s: unknown; `gpuslice job-emu --models` lists them", eo.model);
-  if (eo.mode)
-    mode = eo.mode;
-  if (eo.profile)
-    profile = eo.profile, mode = eo.mode ? eo.mode : "mig";
-  if ((!mode || !*mode) && profile && *profile && strcmp(profile, "gpu") != 0)
-    mode = "mig";
-  if (!mode || !*mode)
-    mode = "timeslice"; /* alone on a whole GPU */
-  if (gs_jobs_mode_parse(mode, &o.mode) != 0)
-    return cli_usage("--mode %s: expected mig, timeslice or mps", mode);
-  if (getenv_uint("GPUSLICE_JOB_GPU", &v) == 0 && v < GS_BACKEND_MAX_GPUS)
-    gpu = (unsigned)v;
-  if (o.mode == GS_JOBS_MIG && (!profile || !*profile || strcmp(profile, "gpu") == 0))
-    return cli_usage("--mode mig needs the slice's profile (--profile, or run under `gpuslice run`)");
-  if (o.mode != GS_JOBS_TIMESLICE && profile && *profile && strcmp(profile, "gpu") != 0 &&
-      (rc = slices_of(c, profile, gpu, &o.slices, &o.total)) != 0)
+  if ((rc = job_slice(c, &eo, &o, &profile)) != 0)
     return rc;
-  o.uuid = getenv("GPUSLICE_JOB_UUID");
   if (eo.memory && gs_jobs_parse_size(&err, "--memory", eo.memory, &o.need_mib) != 0)
     return cli_fail(&err);
-  if (getenv_uint("GPUSLICE_JOB_MEMORY_MIB", &v) == 0)
-    o.have_mib = v;
+  if (getenv_uint("GPUSLICE_JOB_MEMORY_MIB", &have) == 0)
+    o.have_mib = have;
   o.dir = getenv("GPUSLICE_JOBS_DIR");
   o.steps = eo.steps ? eo.steps : o.model->default_steps;
   o.time_scale = eo.scale;
@@ -190,18 +215,7 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
     fprintf(stderr, "job-emu: %s\n", err.msg);
     return err.code == GS_E_NO_MEMORY ? GS_EXIT_FAILED : cli_exit_of(err.code);
   }
-  source = o.mode == GS_JOBS_MIG   ? o.model->source_mig
-           : r.max_sharers <= 1     ? o.model->source_full
-           : o.mode == GS_JOBS_MPS  ? o.model->source_mps
-                                    : o.model->source_timeslice;
-  if (c->json)
-    return cli_print_json(json_pack("{s:b, s:s, s:s, s:s, s:i, s:f, s:f, s:i, s:s}", "emulated", 1,
-        "model", o.model->name, "mode", gs_jobs_mode_name(o.mode), "profile",
-        o.slices ? profile : "gpu", "steps", (int)r.steps, "emulated_seconds", r.emulated_s,
-        "wall_seconds", r.wall_s, "max_sharers", (int)r.max_sharers, "source", source));
-  printf("job-emu: done, %u steps in %.0f emulated s (%.1f s wall; EMULATED, source: %s)\n", r.steps,
-         r.emulated_s, r.wall_s, source);
-  return GS_EXIT_OK;
+  return print_result(c, &o, profile, &r);
 }
 
 /* A long-running stand-in: kept away from the argument fuzzer. */

@@ -107,6 +107,16 @@ double gs_jobs_emu_step_seconds(const struct gs_jobs_emu_model *m, enum gs_jobs_
   return m->full_step_s;
 }
 
+const char *gs_jobs_emu_source(const struct gs_jobs_emu_model *m, enum gs_jobs_mode mode,
+                               bool in_slice, unsigned max_sharers)
+{
+  if (mode == GS_JOBS_MIG || (in_slice && max_sharers <= 1))
+    return m->source_mig;
+  if (max_sharers <= 1)
+    return m->source_full;
+  return mode == GS_JOBS_MPS ? m->source_mps : m->source_timeslice;
+}
+
 static double mono(void)
 {
   struct timespec ts;

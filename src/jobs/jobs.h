@@ -238,6 +238,11 @@ const struct gs_jobs_emu_model *gs_jobs_emu_model_find(const char *name);
 double gs_jobs_emu_step_seconds(const struct gs_jobs_emu_model *m, enum gs_jobs_mode mode,
                                 unsigned slices, unsigned total, unsigned sharers);
 
+/* The source of the speed a run used: by mode, whether it ran in a MIG slice,
+ * and how many jobs shared its device at most. */
+const char *gs_jobs_emu_source(const struct gs_jobs_emu_model *m, enum gs_jobs_mode mode,
+                               bool in_slice, unsigned max_sharers);
+
 struct gs_jobs_emu_opts {
   const struct gs_jobs_emu_model *model;
   unsigned steps;
