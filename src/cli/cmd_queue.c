@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR };
+
 static int run_submit(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
@@ -71,6 +73,46 @@ out:
   return rc;
 }
 
+/* --jobs-dir alone: the option of cancel and jobs. */
+static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  (void)c;
+  (void)ch;
+  *(const char **)arg = value;
+  return 0;
+}
+
+/* ---- queue cancel ---- */
+
+static int run_cancel(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice queue cancel [--jobs-dir DIR] ID...";
+  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
+  const char *jobs_dir = NULL;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX];
+  int first, rc, worst = GS_EXIT_OK;
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first >= argc)
+    return cli_usage("name the jobs to cancel; usage: %s", usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0)
+    return cli_fail(&err);
+  for (int i = first; i < argc; i++) {
+    enum gs_jobs_state was;
+    if (gs_jobs_cancel(&err, dir, argv[i], &was) != 0) {
+      rc = cli_fail(&err);
+      worst = rc > worst ? rc : worst;
+      continue;
+    }
+    printf("%s %s\n", argv[i], was == GS_JOBS_QUEUED ? "cancelled" : "sent SIGTERM");
+  }
+  return worst;
+}
+
 /* ---- queue run ---- */
 
 static volatile int stop_flag;
@@ -91,8 +133,6 @@ static void on_event(void *arg, const struct gs_jobs_job *j, const char *what)
     printf("%s %s: %s\n", j->id, what, j->reason);
   fflush(stdout);
 }
-
-enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR };
 
 struct queue_opts {
   struct gs_jobs_queue_opts q;
@@ -199,7 +239,7 @@ static json_t *job_json(const struct gs_jobs_job *j)
 
 static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
 {
-  printf("%-8s %-10s %-8s %-12s %-8s %-8s %-5s %s\n", "ID", "USER", "STATE", "SLICE", "START",
+  printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %s\n", "ID", "USER", "STATE", "SLICE", "START",
          "END", "EXIT", "COMMAND");
   for (unsigned i = 0; i < n; i++) {
     const struct gs_jobs_job *j = &jobs[i];
@@ -213,21 +253,12 @@ static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
       snprintf(ex, sizeof(ex), "-");
     for (unsigned k = 0; k < j->argc && used + 1 < sizeof(cmd); k++)
       used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s", k ? " " : "", j->argv[k]);
-    printf("%-8s %-10s %-8s %-12s %-8s %-8s %-5s %s\n", j->id, j->user,
+    printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %s\n", j->id, j->user,
            gs_jobs_state_name(j->state),
            j->slice_profile[0] ? j->slice_profile
                                : (j->req.profile[0] ? j->req.profile : gs_jobs_mode_name(j->req.mode)),
            start, end, ex, cmd);
   }
-}
-
-static int on_jobs_opt(struct cli *c, int ch, const char *value, void *arg)
-{
-  (void)c;
-  if (ch != O_QDIR)
-    return cli_usage("unexpected option");
-  *(const char **)arg = value;
-  return 0;
 }
 
 static int run_jobs(struct cli *c, int argc, char **argv)
@@ -241,7 +272,7 @@ static int run_jobs(struct cli *c, int argc, char **argv)
   char dir[PATH_MAX];
   unsigned n;
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_jobs_opt, &jobs_dir)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
     return -first;
   if (first < argc)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
@@ -263,6 +294,7 @@ static int run_jobs(struct cli *c, int argc, char **argv)
 
 const struct cli_verb cli_verbs_queue[] = {
     {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false},
+    {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false},
     {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true},
     {NULL, "jobs", run_jobs, "queued, running and finished jobs", false},
     {0},

@@ -135,6 +135,7 @@ enum gs_jobs_state {
   GS_JOBS_DONE,     /* ran; exit_status says how it ended */
   GS_JOBS_LOST,     /* its shepherd died while it ran; never rerun (reason says) */
   GS_JOBS_REFUSED,  /* can never run on this machine (reason says) */
+  GS_JOBS_CANCELLED, /* cancelled before it started */
 };
 const char *gs_jobs_state_name(enum gs_jobs_state s);
 
@@ -166,6 +167,11 @@ int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, 
 /* Parses one job file's text (exposed for the fuzzer and tests). */
 int gs_jobs_job_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
                       struct gs_jobs_job *out);
+/* Cancels job id: a queued one becomes CANCELLED (it never starts, even if
+ * the queue is starting it now); a running one is sent SIGTERM (its
+ * shepherd then records how it ended). *was tells which state it had.
+ * GS_E_NOT_FOUND for no such job; GS_E_USAGE if it already ended. */
+int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_jobs_state *was);
 /* The job's output file: <dir>/queue/<id>.log. */
 void gs_jobs_log_path(const char *dir, const char *id, char out[PATH_MAX]);
 

@@ -20,7 +20,8 @@
 
 #define JOB_FORMAT "gpuslice-job"
 
-static const char *const state_names[] = {"queued", "running", "done", "lost", "refused"};
+static const char *const state_names[] = {"queued", "running", "done", "lost", "refused",
+                                          "cancelled"};
 
 const char *gs_jobs_state_name(enum gs_jobs_state s)
 {
@@ -116,8 +117,8 @@ static int parse_fields(struct gs_err *err, const char *o, json_t *r, struct gs_
     if (strcmp(state, state_names[j->state]) == 0)
       break;
   if ((unsigned)j->state >= GS_NITEMS(state_names))
-    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: state: expected queued, running, done, lost "
-                      "or refused", o);
+    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: state: expected queued, running, done, lost, "
+                      "refused or cancelled", o);
   j->uid = (unsigned)uid, j->req.memory_mib = mem, j->req.gpu = (int)rgpu;
   j->req.mps_threads = (unsigned)thr, j->exit_status = (int)st, j->signal = (int)sg;
   j->gpu = (unsigned)gpu, j->shepherd_pid = (int)sp, j->shepherd_start = sst, j->job_pid = (int)jp;
@@ -314,6 +315,68 @@ int gs_jobs_submit(struct gs_err *err, const char *dir, struct gs_jobs_job *job)
   }
   gs_file_unlock(&lock);
   return rc;
+}
+
+/* ---- cancelling ---- */
+
+struct cancel_args {
+  enum gs_jobs_state was;
+  int shepherd, job;
+};
+
+static bool mark_cancelled(struct gs_jobs_job *j, void *arg)
+{
+  struct cancel_args *a = arg;
+  a->was = j->state;
+  a->shepherd = gs__jobs_alive(j->shepherd_pid, j->shepherd_start) ? j->shepherd_pid : 0;
+  a->job = j->job_pid;
+  if (j->state != GS_JOBS_QUEUED)
+    return false;
+  j->state = GS_JOBS_CANCELLED;
+  j->ended = gs__jobs_now();
+  j->exit_status = -1;
+  return true;
+}
+
+/* The parent of pid (field 4 of /proc/<pid>/stat), 0 if unknown. */
+static int parent_of(int pid)
+{
+  char path[64], buf[512], *p;
+  int ppid = 0;
+  FILE *f;
+  size_t n;
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  if (!(f = fopen(path, "re")))
+    return 0;
+  n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %d", &ppid) != 1)
+    return 0;
+  return ppid;
+}
+
+int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_jobs_state *was)
+{
+  struct cancel_args a = {0};
+  int rc;
+  if (strlen(id) >= GS_JOBS_ID_SIZE || strchr(id, '/'))
+    return gs_err_set(err, GS_E_NOT_FOUND, "no job %.40s (`gpuslice jobs` lists them)", id);
+  rc = edit_job(err, dir, id, mark_cancelled, &a);
+  if (rc == GS_E_NOT_FOUND)
+    return gs_err_set(err, rc, "no job %s (`gpuslice jobs` lists them)", id);
+  if (rc)
+    return rc;
+  *was = a.was;
+  if (a.was == GS_JOBS_QUEUED)
+    return 0;
+  if (a.was != GS_JOBS_RUNNING)
+    return gs_err_set(err, GS_E_USAGE, "job %s has already ended (%s)", id,
+                      gs_jobs_state_name(a.was));
+  /* Only the shepherd's own child: a recycled pid is someone else's process. */
+  if (!a.shepherd || !a.job || parent_of(a.job) != a.shepherd || kill(a.job, SIGTERM) != 0)
+    return gs_err_set(err, GS_E_NOT_FOUND, "job %s is starting or ending; try again", id);
+  return 0;
 }
 
 /* ---- the shepherd: one per started job, outliving the queue ---- */

@@ -117,6 +117,23 @@ q 'a,b=j; sys.exit(0 if a["state"]=="lost" and "not rerun" in a["reason"] and b[
   ok || fail "a dead shepherd's job: $(g jobs)"
 [ "$(wc -l <"$root/lost")" = 1 ] && ok || fail "the lost job ran $(wc -l <"$root/lost") times"
 
+# 6b. Cancel: a queued job never starts; a running one gets SIGTERM (143).
+fresh
+g queue submit --user alice --profile 3g.20gb -- sh -c 'echo x >>"$0"; sleep 60' "$root/cancel" >/dev/null
+g queue submit --user bob --profile 3g.20gb -- sh -c 'echo y >>"$0"' "$root/cancel" >/dev/null
+g queue cancel j000002 | grep -qx "j000002 cancelled" && ok || fail "cancel of a queued job"
+"$GS_BIN" -q queue run --poll-ms 50 --until-empty >/dev/null 2>&1 &
+qpid=$!
+until_ok running_is 1 || fail "the job to cancel did not start"
+until_ok pid_of >/dev/null
+g queue cancel j000001 | grep -qx "j000001 sent SIGTERM" && ok || fail "cancel of a running job"
+wait "$qpid"
+q 'a,b=j; sys.exit(0 if a["exit_status"]==143 and b["state"]=="cancelled" and not b["started"] else 1)' &&
+  ok || fail "cancelled jobs: $(g jobs)"
+[ "$(cat "$root/cancel")" = x ] && ok || fail "a cancelled job ran: $(cat "$root/cancel")"
+g queue cancel j000001 2>/dev/null
+[ $? = 2 ] && ok || fail "cancelling an ended job is not refused"
+
 # 7. One user's out-of-memory job does not touch another user's slice.
 fresh
 g queue submit --user alice --profile 1g.5gb -- "$GS_BIN" -q job-emu --memory 8GiB --steps 5 --time-scale 100000 >/dev/null
