@@ -190,6 +190,7 @@ static void reap(struct gs_backend *b, struct claims *cl)
 
 struct pick {
   bool found, created;
+  unsigned matching, mig_gpus;  /* devices of the wanted size, free or not; GPUs in MIG mode */
   struct gs_mig_device dev;
 };
 
@@ -262,16 +263,20 @@ static int pick_existing(struct gs_err *err, struct gs_backend *b,
       return rc;
     if (!info.mig_current)
       continue;
+    pk->mig_gpus++;
     if ((rc = b->ops->mig_devices(b, err, g, devs, &nd)) != 0 ||
         (rc = b->ops->processes(b, err, g, procs, &np)) != 0)
       return rc;
-    for (unsigned i = 0; i < nd; i++)
-      if (devs[i].gi_profile && wanted(req, info.model, devs[i].gi_profile) &&
-          !claimed(cl, devs[i].uuid) && !busy(procs, np, &devs[i]) &&
+    for (unsigned i = 0; i < nd; i++) {
+      if (!devs[i].gi_profile || !wanted(req, info.model, devs[i].gi_profile))
+        continue;
+      pk->matching++;
+      if (!claimed(cl, devs[i].uuid) && !busy(procs, np, &devs[i]) &&
           (!pk->found || better(devs[i].gi_profile, pk->dev.gi_profile))) {
         pk->dev = devs[i];
         pk->found = true;
       }
+    }
   }
   return 0;
 }
@@ -435,6 +440,18 @@ static int claim_mig(struct gs_err *err, struct gs_backend *b, const struct gs_j
     return rc;
   if (!pk.found && req->create && (rc = pick_create(err, b, req, ngpu, &pk)) != 0)
     return rc;
+  if (!pk.found && !pk.mig_gpus)
+    return gs_err_set(err, GS_E_NOT_FOUND, "no selected GPU is in MIG mode; `gpuslice mig enable` "
+                      "(or a layout: `gpuslice apply`) first, or use --mode timeslice");
+  if (!pk.found && !pk.matching && !req->create) {
+    if (req->profile[0])
+      return gs_err_set(err, GS_E_NOT_FOUND, "no %s MIG device exists on the selected GPUs; "
+                        "create one (`gpuslice gi create %s -C`) or pass --create", req->profile,
+                        req->profile);
+    return gs_err_set(err, GS_E_NOT_FOUND, "no MIG device with %.2f GiB exists on the selected "
+                      "GPUs; create one (`gpuslice gi profiles` lists the sizes) or pass --create",
+                      (double)req->memory_mib / 1024.0);
+  }
   if (!pk.found) {
     if (req->profile[0])
       return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s MIG device%s", req->profile,

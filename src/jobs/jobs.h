@@ -80,7 +80,8 @@ struct gs_jobs_claim {
  * that fits) that no claim holds and no process uses, or creates one when
  * req->create allows. Shares (timeslice, MPS) are not exclusive but need a
  * GPU outside MIG mode with no MIG claim. GS_E_INSUFFICIENT_RESOURCES: none
- * free now (wait and retry); GS_E_NOT_FOUND: no GPU in the needed MIG mode;
+ * free now (wait and retry); GS_E_NOT_FOUND: none exists to wait for (no
+ * device of that size without req->create, no GPU in the needed MIG mode);
  * GS_E_USAGE: it can never fit here
  * (unknown profile, more memory than any profile), with the fix. */
 int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,

@@ -69,6 +69,11 @@ err=$(g run --memory lots -- true 2>&1)
 g run --profile 1g.5gb true 2>/dev/null
 [ $? = 2 ] && ok || fail "a command without -- was accepted"
 
+# A size no device has, without --create: refused at once, not waited for.
+err=$(timeout 60 "$GS_BIN" -q run --profile 2g.10gb -- true 2>&1)
+[ $? = 1 ] && case "$err" in *"no 2g.10gb MIG device exists"*"--create"*) true ;; *) false ;; esac && ok ||
+  fail "a profile no device has: $err"
+
 # --no-wait on a busy profile: refused (exit 1) while both 1g slices are held.
 "$GS_BIN" -q run --profile 1g.5gb -- sleep 30 &
 r1=$!
