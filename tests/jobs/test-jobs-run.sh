@@ -22,6 +22,8 @@ gis() { g gi list --json | python3 -c 'import json,sys; print(" ".join(sorted(x[
 claims() { python3 -c 'import json,sys
 try: print(len(json.load(open(sys.argv[1]))["claims"]))
 except FileNotFoundError: print(0)' "$root/emu.json.jobs/claims.json"; }
+# The process has exited (a zombie nobody reaps counts as gone).
+gone() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null); [ -z "$st" ] || [ "$st" = Z ]; }
 claims_are() { [ "$(claims)" = "$1" ]; }
 # Waits (at most 60 s) until the command succeeds.
 until_ok() { for _ in $(seq 600); do "$@" && return 0; sleep 0.1; done; return 1; }
@@ -104,7 +106,10 @@ before=$(gis)
 "$GS_BIN" -q run --profile 2g.10gb --create -- sleep 30 &
 r3=$!
 until_ok job_of "$r3" >/dev/null || fail "the create run did not start"
+j3=$(job_of "$r3")
 { kill -9 "$r3"; wait "$r3"; } 2>/dev/null  # no "Killed" notice
+# Its job is killed too (PR_SET_PDEATHSIG), a moment later: until then the claim is live.
+until_ok gone "$j3" || fail "the dead runner's job outlived it"
 g run --profile 1g.5gb -- true
 [ "$(gis)" = "$before" ] && ok || fail "a dead runner's created slice was not destroyed: $(gis)"
 
