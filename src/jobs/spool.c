@@ -272,7 +272,8 @@ int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, 
     gs_jobs_list_free(jobs, k);
     return rc;
   }
-  qsort(jobs, k, sizeof(*jobs), cmp_id);
+  if (k > 1)
+    qsort(jobs, k, sizeof(*jobs), cmp_id);
   *out = jobs;
   *n = k;
   return 0;
