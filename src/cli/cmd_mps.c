@@ -89,19 +89,22 @@ static void print_mps(const struct gs_jobs_mps *m)
   printf("\n  CUDA_MPS_PIPE_DIRECTORY=%s\n  CUDA_MPS_LOG_DIRECTORY=%s\n", m->pipe_dir, m->log_dir);
 }
 
+/* Options, backend and directory. *b stays NULL when the caller must just
+ * return the result (an error, or --help printed). */
 static int mps_common(struct cli *c, int argc, char **argv, const char *usage, struct mps_opts *o,
                       struct gs_backend **b, char dir[PATH_MAX])
 {
   struct gs_err err = {0};
   int first, rc;
+  *b = NULL;
   if ((first = cli_getopt(c, argc, argv, usage, mps_extra, on_mps_opt, o)) <= 0)
     return -first;
   if (first < argc)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = cli_backend(c, b)) != 0)
-    return rc;
-  if (gs_jobs_dir(&err, *b, o->jobs_dir, dir) != 0)
-    return cli_fail(&err);
+  if ((rc = cli_backend(c, b)) != 0 || gs_jobs_dir(&err, *b, o->jobs_dir, dir) != 0) {
+    *b = NULL;
+    return rc ? rc : cli_fail(&err);
+  }
   return 0;
 }
 
@@ -116,7 +119,7 @@ static int run_start_stop(struct cli *c, int argc, char **argv, bool start)
   char dir[PATH_MAX], scope[GS_BACKEND_UUID_SIZE];
   unsigned gpu = 0;
   int rc;
-  if ((rc = mps_common(c, argc, argv, usage, &o, &b, dir)) != 0 ||
+  if ((rc = mps_common(c, argc, argv, usage, &o, &b, dir)) != 0 || !b ||
       (rc = scope_of(c, &o, &gpu, scope, sizeof(scope))) != 0)
     return rc;
   if (!start) {
@@ -152,7 +155,8 @@ static int run_status(struct cli *c, int argc, char **argv)
   char dir[PATH_MAX];
   unsigned n;
   int rc;
-  if ((rc = mps_common(c, argc, argv, "gpuslice mps status [--jobs-dir DIR] [--json]", &o, &b, dir)) != 0)
+  rc = mps_common(c, argc, argv, "gpuslice mps status [--jobs-dir DIR] [--json]", &o, &b, dir);
+  if (rc || !b)
     return rc;
   if (gs_jobs_mps_list(&err, dir, &m, &n) != 0)
     return cli_fail(&err);
