@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -21,10 +22,26 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64], state[96], lock[112];
+static char dir[64], state[96], lock[112], jobs[112];
+
+static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+  (void)sb;
+  (void)type;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
+/* The jobs layer's directory beside the state (`queue submit`, `mps start`). */
+static void remove_jobs(void)
+{
+  nftw(jobs, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static void remove_dir(void)
 {
+  remove_jobs();
   unlink(state);
   unlink(lock);
   rmdir(dir);
@@ -45,9 +62,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   }
   snprintf(state, sizeof(state), "%s/emu.json", dir);
   snprintf(lock, sizeof(lock), "%s.lock", state);
+  snprintf(jobs, sizeof(jobs), "%s.jobs", state);
   atexit(remove_dir);
   setenv("GPUSLICE_EMU_STATE", state, 1);
   unsetenv("GPUSLICE_EMULATE");
+  unsetenv("GPUSLICE_JOBS_DIR");     /* the jobs directory stays beside the state */
+  unsetenv("GPUSLICE_MPS_CONTROL");  /* emulated MPS: launch nothing */
   /* Silence the command line once: fd 1 becomes /dev/null. Not fd 2: libFuzzer
    * (through the FILE * it took at startup) and the sanitizers report there.
    * The CLI writes its errors through the `stderr` stream, which glibc lets a
@@ -73,8 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   int argc = 1, rc;
   size_t start = 0;
 
-  if (runs++ % RESET_EVERY == 0)
+  if (runs++ % RESET_EVERY == 0) {
     unlink(state);
+    remove_jobs();
+  }
   if (!(copy = malloc(size + 1)))
     return 0;
   memcpy(copy, data, size);
@@ -88,12 +110,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     start = i + 1;
   }
   argv[argc] = NULL;
-  /* --emu-state would let an input write files anywhere; the state file is
-   * ours. (Only that exact word is a global option: see take_globals.) */
+  /* --emu-state and --jobs-dir would let an input write files anywhere; the
+   * state file and the jobs directory beside it are ours. (Only that exact
+   * word is a global option: see take_globals.) */
   /* Verbs that serve until SIGTERM never end by design (their request path
    * has its own target, fuzz-http). */
   for (int i = 1; i < argc; i++)
-    if (strncmp(argv[i], "--emu-state", 11) == 0) {
+    if (strncmp(argv[i], "--emu-state", 11) == 0 ||
+        strncmp(argv[i], "--job", 5) == 0) { /* getopt takes any prefix of --jobs-dir */
       free(copy);
       return -1; /* not added to the corpus */
     }

@@ -44,7 +44,22 @@ bool cli_runs_until_signalled(int argc, char **argv);
 
 extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cli_verbs_list[],
     cli_verbs_layouts[], cli_verbs_layout[], cli_verbs_emu[], cli_verbs_worker[],
-    cli_verbs_serve[], cli_verbs_plan[], cli_verbs_bench[];
+    cli_verbs_serve[], cli_verbs_plan[], cli_verbs_bench[], cli_verbs_run[], cli_verbs_queue[],
+    cli_verbs_job_emu[], cli_verbs_mps[];
+
+/* The slice request options `run` and `queue submit` share (cmd_run.c):
+ * --profile, --memory, --create, --mode, --threads, --jobs-dir, --user,
+ * --no-wait (run only). */
+struct gs_jobs_request;
+struct cli_job_opts {
+  struct gs_jobs_request *req;
+  const char *jobs_dir, *user, *memory;
+  bool no_wait;
+};
+int cli_job_opt(struct cli *c, int ch, const char *value, void *arg);
+const struct option *cli_job_options(void);
+/* Checks the request against the machine and fills req->gpu from -i. */
+int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b);
 
 /* Opens the backend on first call; prints the emulator notice once. */
 int cli_backend(struct cli *c, struct gs_backend **out);

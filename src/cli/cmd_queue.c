@@ -1,0 +1,301 @@
+/* cmd_queue.c: the slice queue: `gpuslice queue submit` (a job file in the
+ * spool directory), `gpuslice queue run` (starts queued jobs in fair order as
+ * slices free up; jobs keep running if it stops), and `gpuslice jobs`
+ * (queued, running and finished jobs). Parsing and printing only. */
+#include "cli/cli.h"
+#include "jobs/jobs.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR };
+
+static int run_submit(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice queue submit (--profile P | --memory SIZE [--create] | --mode timeslice|mps\n"
+      "    [--threads PCT]) [-i GPU] [--user NAME] [--jobs-dir DIR] [--json] -- COMMAND ARGS...";
+  struct gs_jobs_job *job = calloc(1, sizeof(*job));
+  struct cli_job_opts o = {0};
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX];
+  int first, rc = 0;
+  if (!job)
+    return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory"});
+  o.req = &job->req;
+  if ((first = cli_getopt(c, argc, argv, usage, cli_job_options(), cli_job_opt, &o)) <= 0) {
+    rc = -first;
+    goto out;
+  }
+  if (o.no_wait) {
+    rc = cli_usage("--no-wait is for `gpuslice run`; a queued job always waits");
+    goto out;
+  }
+  if (first >= argc || strcmp(argv[first - 1], "--") != 0) {
+    rc = cli_usage("give the command after `--`; usage: %s", usage);
+    goto out;
+  }
+  if (argc - first > GS_JOBS_MAX_ARGS) {
+    rc = cli_usage("a queued command takes at most %d words", GS_JOBS_MAX_ARGS);
+    goto out;
+  }
+  if ((rc = cli_job_request(c, &o, &b)) != 0)
+    goto out;
+  for (int i = first; i < argc; i++) {
+    if (strlen(argv[i]) >= GS_JOBS_ARG_SIZE) {
+      rc = cli_usage("argument %d of the command is longer than %d bytes", i - first + 1,
+                     GS_JOBS_ARG_SIZE - 1);
+      goto out;
+    }
+    if (!(job->argv[job->argc++] = strdup(argv[i]))) {
+      rc = cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory"});
+      goto out;
+    }
+  }
+  snprintf(job->user, sizeof(job->user), "%s", o.user);
+  job->uid = (unsigned)getuid();
+  if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0 || gs_jobs_submit(&err, dir, job) != 0) {
+    rc = cli_fail(&err);
+    goto out;
+  }
+  if (c->json)
+    rc = cli_print_json(json_pack("{s:s, s:s, s:s}", "id", job->id, "user", job->user, "dir", dir));
+  else
+    printf("%s\n", job->id);
+out:
+  gs_jobs_job_clear(job);
+  free(job);
+  return rc;
+}
+
+/* --jobs-dir alone: the option of cancel and jobs. */
+static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  (void)c;
+  (void)ch;
+  *(const char **)arg = value;
+  return 0;
+}
+
+/* ---- queue cancel ---- */
+
+static int run_cancel(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice queue cancel [--jobs-dir DIR] ID...";
+  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
+  const char *jobs_dir = NULL;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX];
+  int first, rc, worst = GS_EXIT_OK;
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first >= argc)
+    return cli_usage("name the jobs to cancel; usage: %s", usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0)
+    return cli_fail(&err);
+  for (int i = first; i < argc; i++) {
+    enum gs_jobs_state was;
+    if (gs_jobs_cancel(&err, dir, argv[i], &was) != 0) {
+      rc = cli_fail(&err);
+      worst = rc > worst ? rc : worst;
+      continue;
+    }
+    printf("%s %s\n", argv[i], was == GS_JOBS_QUEUED ? "cancelled" : "sent SIGTERM");
+  }
+  return worst;
+}
+
+/* ---- queue run ---- */
+
+static volatile int stop_flag;
+
+static void on_stop(int sig)
+{
+  (void)sig;
+  stop_flag = 1;
+}
+
+static void on_event(void *arg, const struct gs_jobs_job *j, const char *what)
+{
+  (void)arg;
+  if (strcmp(what, "started") == 0)
+    printf("%s started: user %s, GPU %u %s %s\n", j->id, j->user, j->gpu, j->slice_profile,
+           j->slice_uuid);
+  else
+    printf("%s %s: %s\n", j->id, what, j->reason);
+  fflush(stdout);
+}
+
+struct queue_opts {
+  struct gs_jobs_queue_opts q;
+  const char *jobs_dir;
+};
+
+static int number(const char *v, const char *name, unsigned max, unsigned *out)
+{
+  char *end;
+  unsigned long n = strtoul(v, &end, 10);
+  if (!*v || *end || n > max)
+    return cli_usage("%s %s: expected a number from 0 to %u", name, v, max);
+  *out = (unsigned)n;
+  return 0;
+}
+
+static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  struct queue_opts *o = arg;
+  (void)c;
+  switch (ch) {
+  case O_PER_USER: return number(value, "--max-per-user", 100000, &o->q.max_per_user);
+  case O_MAX_RUNNING: return number(value, "--max-running", 100000, &o->q.max_running);
+  case O_POLL: return number(value, "--poll-ms", 60000, &o->q.poll_ms);
+  case O_UNTIL_EMPTY: o->q.until_empty = true; return 0;
+  case O_QDIR: o->jobs_dir = value; return 0;
+  default: return cli_usage("unexpected option");
+  }
+}
+
+static const struct option queue_extra[] = {
+    {"max-per-user", required_argument, NULL, O_PER_USER},
+    {"max-running", required_argument, NULL, O_MAX_RUNNING},
+    {"until-empty", no_argument, NULL, O_UNTIL_EMPTY},
+    {"poll-ms", required_argument, NULL, O_POLL},
+    {"jobs-dir", required_argument, NULL, O_QDIR},
+    {0},
+};
+
+static int run_queue(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice queue run [--max-per-user N] [--max-running N] [--until-empty] [--poll-ms MS]\n"
+      "    [--jobs-dir DIR]";
+  struct queue_opts o = {0};
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  struct sigaction sa = {0};
+  char dir[PATH_MAX];
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, queue_extra, on_queue_opt, &o)) <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0)
+    return cli_fail(&err);
+  sa.sa_handler = on_stop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  o.q.cfg = &c->cfg;
+  o.q.stop = &stop_flag;
+  o.q.on_event = on_event;
+  printf("queue: %s%s\n", dir, o.q.until_empty ? " (until empty)" : "");
+  fflush(stdout);
+  if (gs_jobs_queue_run(&err, b, dir, &o.q) != 0)
+    return cli_fail(&err);
+  if (stop_flag)
+    fprintf(stderr, "gpuslice queue: stopped; running jobs carry on under their shepherds\n");
+  return GS_EXIT_OK;
+}
+
+/* ---- jobs ---- */
+
+static void fmt_time(double t, char *out, size_t size)
+{
+  time_t s = (time_t)t;
+  struct tm tm;
+  if (t <= 0 || !localtime_r(&s, &tm))
+    snprintf(out, size, "-");
+  else
+    strftime(out, size, "%H:%M:%S", &tm);
+}
+
+static json_t *job_json(const struct gs_jobs_job *j)
+{
+  json_t *argv = json_array();
+  for (unsigned i = 0; i < j->argc; i++)
+    json_array_append_new(argv, json_string(j->argv[i]));
+  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:i, s:s, s:s, s:f, s:o, s:o, s:o, s:o, "
+                   "s:s, s:o}",
+                   "id", j->id, "user", j->user, "state", gs_jobs_state_name(j->state), "mode",
+                   gs_jobs_mode_name(j->req.mode), "profile", j->req.profile, "memory_mib",
+                   (json_int_t)j->req.memory_mib, "argv", argv, "gpu", (int)j->gpu, "slice_profile",
+                   j->slice_profile, "slice_uuid", j->slice_uuid, "submitted", j->submitted,
+                   "started", j->started > 0 ? json_real(j->started) : json_null(),
+                   "ended", j->ended > 0 ? json_real(j->ended) : json_null(),
+                   "exit_status", j->state == GS_JOBS_DONE ? json_integer(j->exit_status) : json_null(),
+                   "signal", j->signal ? json_integer(j->signal) : json_null(),
+                   "reason", j->reason, "pid", j->job_pid ? json_integer(j->job_pid) : json_null());
+}
+
+static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
+{
+  printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %s\n", "ID", "USER", "STATE", "SLICE", "START",
+         "END", "EXIT", "COMMAND");
+  for (unsigned i = 0; i < n; i++) {
+    const struct gs_jobs_job *j = &jobs[i];
+    char start[16], end[16], ex[16], cmd[96] = "";
+    size_t used = 0;
+    fmt_time(j->started, start, sizeof(start));
+    fmt_time(j->ended, end, sizeof(end));
+    if (j->state == GS_JOBS_DONE)
+      snprintf(ex, sizeof(ex), "%d", j->exit_status);
+    else
+      snprintf(ex, sizeof(ex), "-");
+    for (unsigned k = 0; k < j->argc && used + 1 < sizeof(cmd); k++)
+      used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s", k ? " " : "", j->argv[k]);
+    printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %s\n", j->id, j->user,
+           gs_jobs_state_name(j->state),
+           j->slice_profile[0] ? j->slice_profile
+                               : (j->req.profile[0] ? j->req.profile : gs_jobs_mode_name(j->req.mode)),
+           start, end, ex, cmd);
+  }
+}
+
+static int run_jobs(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice jobs [--jobs-dir DIR] [--json]";
+  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
+  const char *jobs_dir = NULL;
+  struct gs_jobs_job *jobs;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX];
+  unsigned n;
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 || gs_jobs_list(&err, dir, &jobs, &n) != 0)
+    return cli_fail(&err);
+  if (c->json) {
+    json_t *arr = json_array();
+    for (unsigned i = 0; i < n; i++)
+      json_array_append_new(arr, job_json(&jobs[i]));
+    rc = cli_print_json(arr);
+  } else {
+    print_jobs(jobs, n);
+  }
+  gs_jobs_list_free(jobs, n);
+  return rc;
+}
+
+const struct cli_verb cli_verbs_queue[] = {
+    {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false},
+    {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false},
+    {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true},
+    {NULL, "jobs", run_jobs, "queued, running and finished jobs", false},
+    {0},
+};

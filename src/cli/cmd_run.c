@@ -1,0 +1,240 @@
+/* cmd_run.c: `gpuslice run`: claims a slice (a MIG device of a profile, the
+ * smallest with enough memory, or a time-sliced or MPS share of a GPU), runs
+ * the command pinned to it with its output streamed, returns its exit status
+ * and releases the slice (destroying it if it was created for the job). Also
+ * the request options `queue submit` shares. Parsing and printing only: the
+ * work is the jobs layer's. */
+#include "cli/cli.h"
+#include "jobs/jobs.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { O_PROFILE = 300, O_MEMORY, O_CREATE, O_MODE, O_THREADS, O_JOBS_DIR, O_USER, O_NO_WAIT };
+
+static const struct option job_options[] = {
+    {"profile", required_argument, NULL, O_PROFILE},
+    {"memory", required_argument, NULL, O_MEMORY},
+    {"create", no_argument, NULL, O_CREATE},
+    {"mode", required_argument, NULL, O_MODE},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"jobs-dir", required_argument, NULL, O_JOBS_DIR},
+    {"user", required_argument, NULL, O_USER},
+    {"no-wait", no_argument, NULL, O_NO_WAIT},
+    {0},
+};
+
+const struct option *cli_job_options(void)
+{
+  return job_options;
+}
+
+int cli_job_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  struct cli_job_opts *o = arg;
+  char *end;
+  unsigned long v;
+  (void)c;
+  switch (ch) {
+  case O_PROFILE:
+    if (strlen(value) >= sizeof(o->req->profile) || !*value)
+      return cli_usage("--profile '%.40s': expected a MIG profile such as 1g.5gb", value);
+    snprintf(o->req->profile, sizeof(o->req->profile), "%s", value);
+    return 0;
+  case O_MEMORY: o->memory = value; return 0;
+  case O_CREATE: o->req->create = true; return 0;
+  case O_JOBS_DIR: o->jobs_dir = value; return 0;
+  case O_NO_WAIT: o->no_wait = true; return 0;
+  case O_USER:
+    if (!*value || strlen(value) >= GS_JOBS_USER_SIZE || strpbrk(value, "/\n\t "))
+      return cli_usage("--user '%.40s': expected a name without spaces or '/', under %d bytes",
+                       value, GS_JOBS_USER_SIZE);
+    o->user = value;
+    return 0;
+  case O_MODE:
+    if (gs_jobs_mode_parse(value, &o->req->mode) != 0)
+      return cli_usage("--mode %s: expected mig (a MIG slice), timeslice or mps (a shared whole "
+                       "GPU)", value);
+    return 0;
+  case O_THREADS:
+    v = strtoul(value, &end, 10);
+    if (!*value || *end || v < 1 || v > 100)
+      return cli_usage("--threads %s: expected an MPS active thread percentage, 1 to 100", value);
+    o->req->mps_threads = (unsigned)v;
+    return 0;
+  default: return cli_usage("unexpected option");
+  }
+}
+
+/* The user a job runs for: --user (a label), else the caller's login name. */
+static const char *user_name(const struct cli_job_opts *o)
+{
+  static char uid[24];
+  struct passwd *pw;
+  if (o->user)
+    return o->user;
+  if ((pw = getpwuid(getuid())) != NULL && strlen(pw->pw_name) < GS_JOBS_USER_SIZE)
+    return pw->pw_name;
+  snprintf(uid, sizeof(uid), "uid%u", (unsigned)getuid());
+  return uid;
+}
+
+int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b)
+{
+  struct gs_err err = {0};
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
+  int n, rc;
+  struct gs_jobs_request *r = o->req;
+  if (o->memory && gs_jobs_parse_size(&err, "--memory", o->memory, &r->memory_mib) != 0)
+    return cli_fail(&err);
+  if (r->mode == GS_JOBS_MIG && !r->profile[0] && !r->memory_mib)
+    return cli_usage("say which slice: --profile 1g.5gb, --memory 8GiB, or --mode timeslice|mps");
+  if (r->mode == GS_JOBS_MIG && r->profile[0] && r->memory_mib)
+    return cli_usage("give --profile or --memory, not both (--memory picks the smallest profile "
+                     "that fits)");
+  if (r->mode != GS_JOBS_MIG && r->create)
+    return cli_usage("--create is for MIG slices; --mode %s shares an existing device",
+                     gs_jobs_mode_name(r->mode));
+  if (r->mode == GS_JOBS_TIMESLICE && r->profile[0])
+    return cli_usage("--mode timeslice shares a whole GPU; for a MIG device use --profile alone, "
+                     "or --mode mps --profile P to share one through MPS");
+  if (r->mps_threads && r->mode != GS_JOBS_MPS)
+    return cli_usage("--threads is an MPS client limit; add --mode mps");
+  r->gpu = -1;
+  if ((rc = cli_backend(c, b)) != 0)
+    return rc;
+  if (c->gpus) {
+    if ((n = cli_select_gpus(c, gpus)) < 0)
+      return -n;
+    if (n != 1)
+      return cli_usage("-i %s: a job runs on one GPU; give one index or UUID", c->gpus);
+    r->gpu = (int)gpus[0];
+  }
+  if (gs_jobs_check(&err, *b, r) != 0)
+    return cli_fail(&err);
+  o->user = user_name(o);
+  return 0;
+}
+
+/* ---- run ---- */
+
+static volatile sig_atomic_t got_signal;
+static volatile pid_t child_pid;
+
+/* While the job runs, SIGTERM and SIGHUP go to it; SIGINT reaches it from
+ * the terminal itself, and we wait for it to end. */
+static void on_signal(int sig)
+{
+  got_signal = sig;
+  if (child_pid > 0 && sig != SIGINT)
+    kill(child_pid, sig);
+}
+
+static void catch_signals(void)
+{
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+/* Claims a slice, waiting while none is free unless --no-wait. */
+static int claim(struct cli *c, struct gs_backend *b, const char *dir, struct cli_job_opts *o,
+                 const char *job, struct gs_jobs_claim *cl)
+{
+  struct gs_err err = {0};
+  bool told = false;
+  for (;;) {
+    int rc = gs_jobs_claim(&err, b, dir, o->req, job, o->user, getpid(), cl);
+    if (rc != GS_E_INSUFFICIENT_RESOURCES || o->no_wait)
+      return rc ? cli_fail(&err) : 0;
+    if (!told && !c->quiet)
+      fprintf(stderr, "gpuslice run: waiting: %s\n", err.msg);
+    told = true;
+    nanosleep(&(struct timespec){0, 250000000L}, NULL);
+    if (got_signal) {
+      fprintf(stderr, "gpuslice run: %s while waiting for a slice; nothing ran\n",
+              strsignal(got_signal));
+      return 128 + got_signal;
+    }
+  }
+}
+
+static int run_on(struct cli *c, struct gs_backend *b, const char *dir, struct cli_job_opts *o,
+                  struct gs_jobs_claim *cl, char **argv)
+{
+  struct gs_err err = {0};
+  struct gs_jobs_mps mps;
+  char **env = NULL;
+  int status = 0, sig = 0, rc;
+  pid_t pid;
+  if (cl->mode == GS_JOBS_MPS && gs_jobs_mps_start(&err, b, dir, cl->gpu, cl->uuid, &mps) != 0)
+    return cli_fail(&err);
+  if (!(env = gs_jobs_env(cl, o->req, dir)))
+    return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory building the environment"});
+  if (!c->quiet)
+    fprintf(stderr, "gpuslice run: %s on GPU %u %s %s%s%s\n", cl->job, cl->gpu, cl->profile,
+            cl->uuid, cl->created ? " (created for this job)" : "",
+            cl->mode == GS_JOBS_MIG ? "" : cl->mode == GS_JOBS_MPS ? " (MPS share)" : " (time-sliced share)");
+  rc = gs_jobs_spawn(&err, argv, env, NULL, -1, &pid);
+  gs_jobs_strv_free(env);
+  if (rc)
+    return cli_fail(&err);
+  child_pid = pid;
+  if (gs_jobs_claim_started(&err, b, dir, cl, pid) != 0 && !c->quiet)
+    fprintf(stderr, "gpuslice run: warning: %s\n", err.msg);
+  if (gs_jobs_wait(&err, pid, &status, &sig) != 0)
+    return cli_fail(&err);
+  child_pid = 0;
+  if (sig && !c->quiet)
+    fprintf(stderr, "gpuslice run: %s ended by %s\n", cl->job, strsignal(sig));
+  return status;
+}
+
+static int run_run(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice run (--profile P | --memory SIZE [--create] | --mode timeslice | --mode mps\n"
+      "    [--profile P] [--threads PCT] [--memory SIZE]) [-i GPU] [--no-wait] [--user NAME]\n"
+      "    [--jobs-dir DIR] -- COMMAND ARGS...";
+  struct gs_jobs_request req = {0};
+  struct cli_job_opts o = {.req = &req};
+  struct gs_jobs_claim cl;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX], job[GS_JOBS_ID_SIZE];
+  int first, rc, status;
+  if ((first = cli_getopt(c, argc, argv, usage, job_options, cli_job_opt, &o)) <= 0)
+    return -first;
+  if (first >= argc || strcmp(argv[first - 1], "--") != 0)
+    return cli_usage("give the command after `--`; usage: %s", usage);
+  if ((rc = cli_job_request(c, &o, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0)
+    return cli_fail(&err);
+  snprintf(job, sizeof(job), "run-%d", (int)getpid());
+  catch_signals();
+  if ((rc = claim(c, b, dir, &o, job, &cl)) != 0)
+    return rc;
+  status = run_on(c, b, dir, &o, &cl, argv + first);
+  if (gs_jobs_release(&err, b, dir, &cl) != 0)
+    fprintf(stderr, "gpuslice run: releasing %s: %s\n", cl.uuid, err.msg);
+  else if (!c->quiet)
+    fprintf(stderr, "gpuslice run: released %s%s\n", cl.uuid, cl.created ? " (destroyed)" : "");
+  return status;
+}
+
+/* `run` executes a user's command and may wait for a slice: the argument
+ * fuzzer must not start it, hence until_signalled. */
+const struct cli_verb cli_verbs_run[] = {
+    {NULL, "run", run_run, "run a command on a free slice (or a shared GPU), then release it", true},
+    {0},
+};
