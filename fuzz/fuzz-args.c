@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       free(copy);
       return -1; /* not added to the corpus */
     }
-  if (cli_runs_until_signalled(argc, argv)) {
+  if (cli_is_open_ended(argc, argv)) {
     free(copy);
     return -1;
   }

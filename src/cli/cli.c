@@ -80,12 +80,12 @@ static const struct cli_verb *find_verb(const char *group, const char *name)
   return NULL;
 }
 
-bool cli_runs_until_signalled(int argc, char **argv)
+bool cli_is_open_ended(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
     for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
       for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
-        if (v->until_signalled && strcmp(v->name, argv[i]) == 0)
+        if (v->open_ended && strcmp(v->name, argv[i]) == 0)
           return true;
   return false;
 }

@@ -35,12 +35,14 @@ struct cli_verb {
   const char *group, *name;
   int (*run)(struct cli *c, int argc, char **argv);
   const char *summary;
-  bool until_signalled; /* serves until SIGTERM instead of finishing (worker, serve) */
+  bool open_ended; /* may not finish by itself or acts outside the machine state: serves until
+                   * SIGTERM (worker, serve), waits for slices or runs commands (run,
+                   * queue run, job-emu), drives network load (bench) */
 };
 
-/* True when one of argv's words names a verb that runs until signalled, so
+/* True when one of argv's words names an open-ended verb, so
  * callers that must finish (the argument fuzzer) can leave such lines out. */
-bool cli_runs_until_signalled(int argc, char **argv);
+bool cli_is_open_ended(int argc, char **argv);
 
 extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cli_verbs_list[],
     cli_verbs_layouts[], cli_verbs_layout[], cli_verbs_emu[], cli_verbs_worker[],

@@ -233,7 +233,7 @@ static int run_run(struct cli *c, int argc, char **argv)
 }
 
 /* `run` executes a user's command and may wait for a slice: the argument
- * fuzzer must not start it, hence until_signalled. */
+ * fuzzer must not start it, hence open_ended. */
 const struct cli_verb cli_verbs_run[] = {
     {NULL, "run", run_run, "run a command on a free slice (or a shared GPU), then release it", true},
     {0},
