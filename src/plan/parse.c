@@ -6,330 +6,198 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <yaml.h>
 
-struct ctx {
-  struct gs_err *err;
-  const char *origin;
-  yaml_document_t *doc;
-};
-
-static int bad(const struct ctx *c, const yaml_node_t *n, const char *where, const char *fmt, ...)
-    GS_PRINTF(4, 5);
-static int bad(const struct ctx *c, const yaml_node_t *n, const char *where, const char *fmt, ...)
-{
-  char what[GS_ERR_MSG_SIZE];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof(what), fmt, ap);
-  va_end(ap);
-  return gs_err_set(c->err, GS_E_INVALID_ARGUMENT, "%s:%lu: %s: %s", c->origin,
-                    n ? (unsigned long)n->start_mark.line + 1 : 1ul, where, what);
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-static const char *kind_of(const yaml_node_t *n)
-{
-  if (!n)
-    return "nothing";
-  return n->type == YAML_SCALAR_NODE ? "a value" : n->type == YAML_SEQUENCE_NODE ? "a list" : "a map";
-}
-
-static unsigned seq_len(const yaml_node_t *n)
-{
-  return (unsigned)(n->data.sequence.items.top - n->data.sequence.items.start);
-}
-
-static const yaml_node_t *seq_item(const struct ctx *c, const yaml_node_t *n, unsigned i)
-{
-  return yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
-}
-
-static int get_uint(const struct ctx *c, const yaml_node_t *n, const char *where, unsigned max,
-                    unsigned *out)
-{
-  const char *v = scalar(n);
-  char *end;
-  unsigned long x;
-  errno = 0;
-  if (!v || !*v || *v == '-' || *v == '+')
-    return bad(c, n, where, "expected a whole number from 0 to %u, found %s", max, v ? v : kind_of(n));
-  x = strtoul(v, &end, 10);
-  if (*end || errno || x > max)
-    return bad(c, n, where, "expected a whole number from 0 to %u, found '%s'", max, v);
-  *out = (unsigned)x;
-  return 0;
-}
-
-static int get_double(const struct ctx *c, const yaml_node_t *n, const char *where, double max,
+static int get_double(const struct gs_yaml *c, const yaml_node_t *n, const char *where, double max,
                       double *out)
 {
-  const char *v = scalar(n);
+  const char *v = gs_yaml_scalar(n);
   char *end;
   double x;
   if (!v || !*v)
-    return bad(c, n, where, "expected a number, found %s", v ? "an empty value" : kind_of(n));
+    return gs_yaml_bad(c, n, where, "expected a number, found %s", v ? "an empty value" : gs_yaml_kind(n));
   errno = 0;
   x = strtod(v, &end);
   if (*end || errno || !isfinite(x) || x <= 0 || x > max)
-    return bad(c, n, where, "expected a number above 0 and at most %g, found '%s'", max, v);
+    return gs_yaml_bad(c, n, where, "expected a number above 0 and at most %g, found '%s'", max, v);
   *out = x;
   return 0;
 }
 
-static int get_name(const struct ctx *c, const yaml_node_t *n, const char *where, char *out, size_t size)
-{
-  const char *v = scalar(n);
-  if (!v || !*v)
-    return bad(c, n, where, "expected a name, found %s", v ? "an empty value" : kind_of(n));
-  if (strlen(v) >= size)
-    return bad(c, n, where, "'%.40s...' is too long (at most %zu characters)", v, size - 1);
-  memcpy(out, v, strlen(v) + 1);
-  return 0;
-}
-
 /* "18GiB", "512MiB", "20GB" (decimal), "1.5TiB" into MiB. */
-static int get_memory(const struct ctx *c, const yaml_node_t *n, const char *where, unsigned *out)
+static int get_memory(const struct gs_yaml *c, const yaml_node_t *n, const char *where, unsigned *out)
 {
   static const struct {
     const char *unit;
     double mib;
   } units[] = {{"MiB", 1}, {"Mi", 1}, {"GiB", 1024}, {"Gi", 1024}, {"TiB", 1048576},
                {"MB", 1e6 / 1048576}, {"GB", 1e9 / 1048576}, {"TB", 1e12 / 1048576}};
-  const char *v = scalar(n);
+  const char *v = gs_yaml_scalar(n);
   char *end;
   double x;
   if (!v || !*v)
-    return bad(c, n, where, "expected an amount such as 18GiB, found %s", v ? "an empty value" : kind_of(n));
+    return gs_yaml_bad(c, n, where, "expected an amount such as 18GiB, found %s",
+                       v ? "an empty value" : gs_yaml_kind(n));
   errno = 0;
   x = strtod(v, &end);
   while (*end == ' ')
     end++;
   if (end == v || errno || !isfinite(x) || x <= 0)
-    return bad(c, n, where, "expected an amount such as 18GiB or 512MiB, found '%s'", v);
+    return gs_yaml_bad(c, n, where, "expected an amount such as 18GiB or 512MiB, found '%s'", v);
   for (unsigned i = 0; i < GS_NITEMS(units); i++)
     if (strcmp(end, units[i].unit) == 0) {
       double mib = ceil(x * units[i].mib);
       if (mib > 16u * 1024 * 1024)
-        return bad(c, n, where, "'%s' is more than any GPU holds", v);
+        return gs_yaml_bad(c, n, where, "'%s' is more than any GPU holds", v);
       *out = (unsigned)mib;
       return 0;
     }
-  return bad(c, n, where, "'%s' needs a unit: MiB, GiB, TiB, MB, GB or TB (e.g. 18GiB)", v);
-}
-
-typedef int (*key_fn)(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
-                      void *arg);
-
-/* Visits a map's pairs; keys outside `allowed` (comma-separated, each
- * followed by a comma) and repeated keys are errors. */
-static int each_pair(const struct ctx *c, const yaml_node_t *map, const char *where,
-                     const char *allowed, key_fn fn, void *arg)
-{
-  if (!map || map->type != YAML_MAPPING_NODE)
-    return bad(c, map, where, "expected a map, found %s", kind_of(map));
-  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-    const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-    const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
-    const char *key = scalar(k);
-    char probe[80];
-    int rc;
-    if (!key || strlen(key) > 60)
-      return bad(c, k, where, "expected a short name as key, found %s", key ? "a long one" : kind_of(k));
-    for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-      const char *other = scalar(yaml_document_get_node(c->doc, q->key));
-      if (other && strcmp(other, key) == 0)
-        return bad(c, k, where, "'%s' appears twice", key);
-    }
-    snprintf(probe, sizeof(probe), "%s,", key);
-    if (allowed && (!*key || !strstr(allowed, probe) ||
-                    (strstr(allowed, probe) != allowed && strstr(allowed, probe)[-1] != ' ')))
-      return bad(c, k, where, "unexpected key '%s' (allowed: %.*s)", key, (int)strlen(allowed) - 1,
-                 allowed);
-    if ((rc = fn(c, key, v, where, arg)) != 0)
-      return rc;
-  }
-  return 0;
+  return gs_yaml_bad(c, n, where, "'%s' needs a unit: MiB, GiB, TiB, MB, GB or TB (e.g. 18GiB)", v);
 }
 
 /* The single top-level key's list ("workloads:" or "nodes:"). */
-static int top_list(const struct ctx *c, const char *key, const yaml_node_t **out)
+static int top_list(const struct gs_yaml *c, const yaml_node_t *root, const char *key,
+                    const yaml_node_t **out)
 {
-  const yaml_node_t *root = yaml_document_get_root_node(c->doc);
-  const yaml_node_pair_t *p;
+  const yaml_node_t *k;
   if (!root)
-    return bad(c, NULL, "file", "is empty; expected '%s:' with a list", key);
-  if (root->type != YAML_MAPPING_NODE || root->data.mapping.pairs.top - root->data.mapping.pairs.start != 1)
-    return bad(c, root, "file", "expected one key, '%s:', holding a list", key);
-  p = root->data.mapping.pairs.start;
-  if (!scalar(yaml_document_get_node(c->doc, p->key)) ||
-      strcmp(scalar(yaml_document_get_node(c->doc, p->key)), key) != 0)
-    return bad(c, yaml_document_get_node(c->doc, p->key), "file", "expected '%s:' at the top", key);
-  *out = yaml_document_get_node(c->doc, p->value);
-  if (!*out || (*out)->type != YAML_SEQUENCE_NODE || seq_len(*out) == 0)
-    return bad(c, *out, key, "expected a non-empty list, found %s", kind_of(*out));
+    return gs_yaml_bad(c, NULL, "file", "is empty; expected '%s:' with a list", key);
+  if (gs_yaml_map_len(root) != 1)
+    return gs_yaml_bad(c, root, "file", "expected one key, '%s:', holding a list", key);
+  k = yaml_document_get_node(c->doc, root->data.mapping.pairs.start->key);
+  if (!gs_yaml_scalar(k) || strcmp(gs_yaml_scalar(k), key) != 0)
+    return gs_yaml_bad(c, k, "file", "expected '%s:' at the top", key);
+  *out = gs_yaml_lookup(c, root, key);
+  if (gs_yaml_seq_len(*out) == 0)
+    return gs_yaml_bad(c, *out, key, "expected a non-empty list, found %s", gs_yaml_kind(*out));
   return 0;
-}
-
-/* Loads text with libyaml and calls fn on the document. */
-static int with_document(struct gs_err *err, const char *origin, const char *text, size_t len,
-                         int (*fn)(struct ctx *, void *), void *arg)
-{
-  yaml_parser_t parser;
-  yaml_document_t doc;
-  struct ctx c = {.err = err, .origin = origin, .doc = &doc};
-  int rc;
-  if (!yaml_parser_initialize(&parser))
-    return gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory", origin);
-  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-  if (!yaml_parser_load(&parser, &doc)) {
-    rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s:%lu: not valid YAML: %s", origin,
-                    (unsigned long)parser.problem_mark.line + 1,
-                    parser.problem ? parser.problem : "parse error");
-    yaml_parser_delete(&parser);
-    return rc;
-  }
-  rc = fn(&c, arg);
-  yaml_document_delete(&doc);
-  yaml_parser_delete(&parser);
-  return rc;
 }
 
 /* ---- workloads ---- */
 
-static int tput_row(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+static int tput_row(const struct gs_yaml *c, const char *key, const yaml_node_t *v, const char *where,
                     void *arg)
 {
   struct gs_plan_workload *w = arg;
   struct gs_plan_tput *t;
   if (w->ntput == GS_PLAN_MAX_TPUT)
-    return bad(c, v, where, "at most %u rows", GS_PLAN_MAX_TPUT);
+    return gs_yaml_bad(c, v, where, "at most %u rows", GS_PLAN_MAX_TPUT);
   t = &w->tput[w->ntput++];
   if (strlen(key) >= sizeof(t->profile))
-    return bad(c, v, where, "profile name '%.20s...' too long", key);
+    return gs_yaml_bad(c, v, where, "profile name '%.20s...' too long", key);
   memcpy(t->profile, key, strlen(key) + 1);
   return get_double(c, v, where, 1e12, &t->value);
 }
 
-static int enum_value(const struct ctx *c, const yaml_node_t *v, const char *where,
+static int enum_value(const struct gs_yaml *c, const yaml_node_t *v, const char *where,
                       const char *a, const char *b, int *out)
 {
-  const char *s = scalar(v);
+  const char *s = gs_yaml_scalar(v);
   if (s && strcmp(s, a) == 0)
     *out = 0;
   else if (s && strcmp(s, b) == 0)
     *out = 1;
   else
-    return bad(c, v, where, "expected '%s' or '%s', found %s%s%s", a, b, s ? "'" : kind_of(v),
-               s ? s : "", s ? "'" : "");
+    return gs_yaml_bad(c, v, where, "expected '%s' or '%s', found %s%s%s", a, b, s ? "'" : gs_yaml_kind(v),
+                       s ? s : "", s ? "'" : "");
   return 0;
 }
 
-static int workload_key(const struct ctx *c, const char *key, const yaml_node_t *v,
+static int workload_key(const struct gs_yaml *c, const char *key, const yaml_node_t *v,
                         const char *where, void *arg)
 {
   struct gs_plan_workload *w = arg;
-  char at[GS_PLAN_NAME_SIZE + 80];
   double frac;
   int e, rc;
-  snprintf(at, sizeof(at), "%s.%s", where, key);
   if (strcmp(key, "name") == 0)
     return 0; /* read first, by parse_workload */
   if (strcmp(key, "replicas") == 0)
-    return get_uint(c, v, at, GS_PLAN_MAX_REPLICAS, &w->replicas);
+    return gs_yaml_get_uint(c, v, where, GS_PLAN_MAX_REPLICAS, &w->replicas);
   if (strcmp(key, "memory") == 0)
-    return get_memory(c, v, at, &w->memory_mib);
+    return get_memory(c, v, where, &w->memory_mib);
   if (strcmp(key, "compute") == 0) {
-    if ((rc = get_double(c, v, at, 1.0, &frac)) != 0)
+    if ((rc = get_double(c, v, where, 1.0, &frac)) != 0)
       return rc;
     w->compute_milli = (unsigned)ceil(frac * 1000 - 1e-9);
     return 0;
   }
   if (strcmp(key, "throughput") == 0)
-    return get_double(c, v, at, 1e12, &w->throughput);
+    return get_double(c, v, where, 1e12, &w->throughput);
   if (strcmp(key, "throughput-table") == 0)
-    return each_pair(c, v, at, NULL, tput_row, w);
+    return gs_yaml_each_pair(c, v, where, NULL, tput_row, w);
   if (strcmp(key, "tenant") == 0)
-    return get_name(c, v, at, w->tenant, sizeof(w->tenant));
+    return gs_yaml_get_name(c, v, where, w->tenant, sizeof(w->tenant));
   if (strcmp(key, "model") == 0) {
-    if (!scalar(v) || !(w->model = gs_geom_model_find(scalar(v))))
-      return bad(c, v, at, "unknown GPU model '%s' (`gpuslice models` lists them)",
-                 scalar(v) ? scalar(v) : kind_of(v));
+    if (!gs_yaml_scalar(v) || !(w->model = gs_geom_model_find(gs_yaml_scalar(v))))
+      return gs_yaml_bad(c, v, where, "unknown GPU model '%s' (`gpuslice models` lists them)",
+                         gs_yaml_scalar(v) ? gs_yaml_scalar(v) : gs_yaml_kind(v));
     return 0;
   }
   if (strcmp(key, "isolation") == 0) {
-    if ((rc = enum_value(c, v, at, "hard", "soft", &e)) != 0)
+    if ((rc = enum_value(c, v, where, "hard", "soft", &e)) != 0)
       return rc;
     w->isolation = e ? GS_PLAN_SOFT : GS_PLAN_HARD;
     return 0;
   }
-  if ((rc = enum_value(c, v, at, "mps", "time-slicing", &e)) != 0)
+  if ((rc = enum_value(c, v, where, "mps", "time-slicing", &e)) != 0)
     return rc;
   w->sharing = e ? GS_PLAN_SHARE_TIMESLICE : GS_PLAN_SHARE_MPS;
   return 0;
 }
 
 /* Demands checked once parsed: what is needed and what goes together. */
-static int check_workload(const struct ctx *c, const yaml_node_t *n, const char *where,
+static int check_workload(const struct gs_yaml *c, const yaml_node_t *n, const char *where,
                           const struct gs_plan_workload *w)
 {
   if (w->memory_mib == 0)
-    return bad(c, n, where, "missing 'memory' (GPU memory per replica, e.g. memory: 18GiB)");
+    return gs_yaml_bad(c, n, where, "missing 'memory' (GPU memory per replica, e.g. memory: 18GiB)");
   if (!w->compute_milli && !w->throughput)
-    return bad(c, n, where, "missing 'compute' (a fraction of a GPU such as 0.4) or 'throughput' "
-                            "with a 'throughput-table'");
+    return gs_yaml_bad(c, n, where, "missing 'compute' (a fraction of a GPU such as 0.4) or 'throughput' "
+                                    "with a 'throughput-table'");
   if (w->compute_milli && w->throughput)
-    return bad(c, n, where, "give 'compute' or 'throughput', not both");
+    return gs_yaml_bad(c, n, where, "give 'compute' or 'throughput', not both");
   if (w->throughput && !w->ntput)
-    return bad(c, n, where, "'throughput' needs a 'throughput-table' (profile: throughput, e.g. "
-                            "{1g.5gb: 20, 3g.20gb: 70, gpu: 150})");
+    return gs_yaml_bad(c, n, where, "'throughput' needs a 'throughput-table' (profile: throughput, e.g. "
+                                    "{1g.5gb: 20, 3g.20gb: 70, gpu: 150})");
   if (w->ntput && !w->throughput)
-    return bad(c, n, where, "'throughput-table' needs a 'throughput' target per replica");
+    return gs_yaml_bad(c, n, where, "'throughput-table' needs a 'throughput' target per replica");
   if (w->isolation == GS_PLAN_HARD && w->sharing == GS_PLAN_SHARE_TIMESLICE)
-    return bad(c, n, where, "'sharing: time-slicing' contradicts 'isolation: hard' (MIG only); "
-                            "use isolation: soft");
+    return gs_yaml_bad(c, n, where, "'sharing: time-slicing' contradicts 'isolation: hard' (MIG only); "
+                                    "use isolation: soft");
   return 0;
 }
 
-static int parse_workload(const struct ctx *c, const yaml_node_t *n, unsigned i,
+static int parse_workload(const struct gs_yaml *c, const yaml_node_t *n, unsigned i,
                           struct gs_plan_workloads *out)
 {
   struct gs_plan_workload *w;
   const yaml_node_t *name = NULL;
   char where[GS_PLAN_NAME_SIZE + 32];
   int rc;
-  if (!n || n->type != YAML_MAPPING_NODE)
-    return bad(c, n, "workloads", "entry %u: expected a map with name, memory, compute..., found %s",
-               i + 1, kind_of(n));
-  for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
-    if (scalar(yaml_document_get_node(c->doc, p->key)) &&
-        strcmp(scalar(yaml_document_get_node(c->doc, p->key)), "name") == 0)
-      name = yaml_document_get_node(c->doc, p->value);
+  if (!gs_yaml_is_map(n))
+    return gs_yaml_bad(c, n, "workloads", "entry %u: expected a map with name, memory, compute..., found %s",
+                       i + 1, gs_yaml_kind(n));
+  name = gs_yaml_lookup(c, n, "name");
   snprintf(where, sizeof(where), "workload %u", i + 1);
   if (!name)
-    return bad(c, n, where, "missing 'name'");
+    return gs_yaml_bad(c, n, where, "missing 'name'");
   w = &out->w[out->n];
   memset(w, 0, sizeof(*w));
   w->replicas = 1;
-  w->line = (unsigned)n->start_mark.line + 1;
-  if ((rc = get_name(c, name, where, w->name, sizeof(w->name))) != 0)
+  w->line = gs_yaml_line(n);
+  if ((rc = gs_yaml_get_name(c, name, where, w->name, sizeof(w->name))) != 0)
     return rc;
   snprintf(where, sizeof(where), "workload '%s'", w->name);
   for (unsigned j = 0; j < out->n; j++)
     if (strcmp(out->w[j].name, w->name) == 0)
-      return bad(c, name, where, "defined twice (first at line %u)", out->w[j].line);
-  if ((rc = each_pair(c, n, where,
-                      "name, replicas, memory, compute, throughput, throughput-table, isolation, "
-                      "sharing, tenant, model,",
-                      workload_key, w)) != 0)
+      return gs_yaml_bad(c, name, where, "defined twice (first at line %u)", out->w[j].line);
+  if ((rc = gs_yaml_each_pair(c, n, where,
+                              "name, replicas, memory, compute, throughput, throughput-table, isolation, "
+                              "sharing, tenant, model",
+                              workload_key, w)) != 0)
     return rc;
   if ((rc = check_workload(c, n, where, w)) != 0)
     return rc;
@@ -337,24 +205,24 @@ static int parse_workload(const struct ctx *c, const yaml_node_t *n, unsigned i,
   return 0;
 }
 
-static int workloads_doc(struct ctx *c, void *arg)
+static int workloads_doc(const struct gs_yaml *c, const yaml_node_t *root)
 {
-  struct gs_plan_workloads *out = arg;
+  struct gs_plan_workloads *out = c->user;
   const yaml_node_t *list;
   unsigned total = 0;
   int rc;
-  if ((rc = top_list(c, "workloads", &list)) != 0)
+  if ((rc = top_list(c, root, "workloads", &list)) != 0)
     return rc;
-  out->cap = seq_len(list);
+  out->cap = gs_yaml_seq_len(list);
   if (!(out->w = calloc(out->cap, sizeof(*out->w))))
     return gs_err_set(c->err, GS_E_NO_MEMORY, "%s: out of memory", c->origin);
-  for (unsigned i = 0; i < seq_len(list); i++) {
-    if ((rc = parse_workload(c, seq_item(c, list, i), i, out)) != 0)
+  for (unsigned i = 0; i < gs_yaml_seq_len(list); i++) {
+    if ((rc = parse_workload(c, gs_yaml_seq_item(c, list, i), i, out)) != 0)
       return rc;
     total += out->w[out->n - 1].replicas;
     if (total > GS_PLAN_MAX_REPLICAS)
-      return bad(c, seq_item(c, list, i), "workloads", "more than %u replicas in all",
-                 GS_PLAN_MAX_REPLICAS);
+      return gs_yaml_bad(c, gs_yaml_seq_item(c, list, i), "workloads", "more than %u replicas in all",
+                         GS_PLAN_MAX_REPLICAS);
   }
   return 0;
 }
@@ -364,7 +232,7 @@ int gs_plan_parse_workloads(struct gs_err *err, const char *origin, const char *
 {
   int rc;
   memset(out, 0, sizeof(*out));
-  if ((rc = with_document(err, origin, text, len, workloads_doc, out)) != 0)
+  if ((rc = gs_yaml_load(err, origin, text, len, workloads_doc, out)) != 0)
     gs_plan_workloads_free(out);
   return rc;
 }
@@ -416,25 +284,24 @@ struct group {
   const yaml_node_t *model_node;
 };
 
-static int group_key(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+static int group_key(const struct gs_yaml *c, const char *key, const yaml_node_t *v, const char *where,
                      void *arg)
 {
   struct group *g = arg;
-  char at[GS_PLAN_NAME_SIZE + 80];
-  snprintf(at, sizeof(at), "%s.%s", where, key);
   if (strcmp(key, "count") == 0)
-    return get_uint(c, v, at, GS_PLAN_MAX_GPUS, &g->count);
+    return gs_yaml_get_uint(c, v, where, GS_PLAN_MAX_GPUS, &g->count);
   if (strcmp(key, "mig") == 0) {
-    if (!v || v->type != YAML_SEQUENCE_NODE)
-      return bad(c, v, at, "expected a list of instances (e.g. [3g.20gb, \"4g.20gb@0\"]), found %s",
-                 kind_of(v));
+    if (!gs_yaml_is_list(v))
+      return gs_yaml_bad(c, v, where,
+                         "expected a list of instances (e.g. [3g.20gb, \"4g.20gb@0\"]), found %s",
+                         gs_yaml_kind(v));
     g->mig = v;
     return 0;
   }
   g->model_node = v;
-  if (!scalar(v) || !(g->m = gs_geom_model_find(scalar(v))))
-    return bad(c, v, at, "unknown GPU model '%s' (`gpuslice models` lists them)",
-               scalar(v) ? scalar(v) : kind_of(v));
+  if (!gs_yaml_scalar(v) || !(g->m = gs_geom_model_find(gs_yaml_scalar(v))))
+    return gs_yaml_bad(c, v, where, "unknown GPU model '%s' (`gpuslice models` lists them)",
+                       gs_yaml_scalar(v) ? gs_yaml_scalar(v) : gs_yaml_kind(v));
   return 0;
 }
 
@@ -444,52 +311,52 @@ struct inst {
   char workload[GS_PLAN_NAME_SIZE];
 };
 
-static int inst_key(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+static int inst_key(const struct gs_yaml *c, const char *key, const yaml_node_t *v, const char *where,
                     void *arg)
 {
   struct inst *x = arg;
   unsigned s;
   int rc;
   if (strcmp(key, "profile") == 0)
-    return get_name(c, v, where, x->profile, sizeof(x->profile));
+    return gs_yaml_get_name(c, v, where, x->profile, sizeof(x->profile));
   if (strcmp(key, "workload") == 0)
-    return get_name(c, v, where, x->workload, sizeof(x->workload));
-  if ((rc = get_uint(c, v, where, GS_GEOM_MAX_GRID - 1, &s)) != 0)
+    return gs_yaml_get_name(c, v, where, x->workload, sizeof(x->workload));
+  if ((rc = gs_yaml_get_uint(c, v, where, GS_GEOM_MAX_GRID - 1, &s)) != 0)
     return rc;
   x->start = (int)s;
   return 0;
 }
 
 /* One current instance: "3g.20gb", "3g.20gb@4" or {profile, start, workload}. */
-static int parse_inst(const struct ctx *c, const yaml_node_t *n, const char *where, struct inst *x)
+static int parse_inst(const struct gs_yaml *c, const yaml_node_t *n, const char *where, struct inst *x)
 {
-  const char *s = scalar(n), *at;
+  const char *s = gs_yaml_scalar(n), *at;
   int rc;
   memset(x, 0, sizeof(*x));
   x->start = -1;
   if (!s) {
-    if ((rc = each_pair(c, n, where, "profile, start, workload,", inst_key, x)) != 0)
+    if ((rc = gs_yaml_each_pair(c, n, where, "profile, start, workload", inst_key, x)) != 0)
       return rc;
     if (!x->profile[0])
-      return bad(c, n, where, "missing 'profile'");
+      return gs_yaml_bad(c, n, where, "missing 'profile'");
     return 0;
   }
   at = strchr(s, '@');
   if ((at ? (size_t)(at - s) : strlen(s)) >= sizeof(x->profile) || !*s)
-    return bad(c, n, where, "expected a profile such as 3g.20gb or 3g.20gb@4, found '%.40s'", s);
+    return gs_yaml_bad(c, n, where, "expected a profile such as 3g.20gb or 3g.20gb@4, found '%.40s'", s);
   memcpy(x->profile, s, at ? (size_t)(at - s) : strlen(s));
   if (at) {
     char *end;
     long v = strtol(at + 1, &end, 10);
     if (*end || end == at + 1 || v < 0 || v >= GS_GEOM_MAX_GRID)
-      return bad(c, n, where, "'%s': the start after '@' must be a memory slice number", s);
+      return gs_yaml_bad(c, n, where, "'%s': the start after '@' must be a memory slice number", s);
     x->start = (int)v;
   }
   return 0;
 }
 
 /* Keeps a current workload name once, so units refer to it by index. */
-static int remember_name(const struct ctx *c, struct gs_plan_fleet *f, const char *name, int *out)
+static int remember_name(const struct gs_yaml *c, struct gs_plan_fleet *f, const char *name, int *out)
 {
   char(*grown)[GS_PLAN_NAME_SIZE];
   for (unsigned i = 0; i < f->nprev; i++)
@@ -506,26 +373,27 @@ static int remember_name(const struct ctx *c, struct gs_plan_fleet *f, const cha
 }
 
 /* The group's current layout, placed by geometry (which picks free starts). */
-static int current_layout(const struct ctx *c, const struct group *g, const char *where,
+static int current_layout(const struct gs_yaml *c, const struct group *g, const char *where,
                           struct gs_plan_fleet *f, struct gs_plan_gpu *gpu)
 {
   struct gs_geom_layout l = {0};
   struct gs_err e = {0};
   struct inst x[GS_GEOM_MAX_INSTANCES];
   int rc;
-  if (seq_len(g->mig) > GS_GEOM_MAX_INSTANCES)
-    return bad(c, g->mig, where, "at most %u instances per GPU", GS_GEOM_MAX_INSTANCES);
-  for (unsigned i = 0; i < seq_len(g->mig); i++) {
-    if ((rc = parse_inst(c, seq_item(c, g->mig, i), where, &x[i])) != 0)
+  if (gs_yaml_seq_len(g->mig) > GS_GEOM_MAX_INSTANCES)
+    return gs_yaml_bad(c, g->mig, where, "at most %u instances per GPU", GS_GEOM_MAX_INSTANCES);
+  for (unsigned i = 0; i < gs_yaml_seq_len(g->mig); i++) {
+    if ((rc = parse_inst(c, gs_yaml_seq_item(c, g->mig, i), where, &x[i])) != 0)
       return rc;
     if (!(l.slot[i].profile = gs_geom_gi_profile_find(g->m, x[i].profile)))
-      return bad(c, seq_item(c, g->mig, i), where, "%s has no profile '%s' (`gpuslice layouts %s`)",
-                 g->m->key, x[i].profile, g->m->key);
+      return gs_yaml_bad(c, gs_yaml_seq_item(c, g->mig, i), where,
+                         "%s has no profile '%s' (`gpuslice layouts %s`)", g->m->key, x[i].profile,
+                         g->m->key);
     l.slot[i].start = x[i].start;
     l.n++;
   }
   if (gs_geom_validate(&e, g->m, &l, &gpu->layout) != 0)
-    return bad(c, g->mig, where, "%s", e.msg);
+    return gs_yaml_bad(c, g->mig, where, "%s", e.msg);
   gpu->mode = GS_PLAN_MIG;
   gpu->nunit = l.n;
   for (unsigned i = 0; i < l.n; i++) {
@@ -544,32 +412,30 @@ struct node_arg {
   const yaml_node_t *gpus;
 };
 
-static int node_key(const struct ctx *c, const char *key, const yaml_node_t *v, const char *where,
+static int node_key(const struct gs_yaml *c, const char *key, const yaml_node_t *v, const char *where,
                     void *arg)
 {
   struct node_arg *a = arg;
-  char at[GS_PLAN_NAME_SIZE + 80];
-  snprintf(at, sizeof(at), "%s.%s", where, key);
   if (strcmp(key, "name") == 0)
-    return get_name(c, v, at, a->name, sizeof(a->name));
-  if (!v || v->type != YAML_SEQUENCE_NODE || seq_len(v) == 0)
-    return bad(c, v, at, "expected a list of {model, count, mig}, found %s", kind_of(v));
+    return gs_yaml_get_name(c, v, where, a->name, sizeof(a->name));
+  if (gs_yaml_seq_len(v) == 0)
+    return gs_yaml_bad(c, v, where, "expected a list of {model, count, mig}, found %s", gs_yaml_kind(v));
   a->gpus = v;
   return 0;
 }
 
-static int parse_group(const struct ctx *c, const yaml_node_t *n, const char *where,
+static int parse_group(const struct gs_yaml *c, const yaml_node_t *n, const char *where,
                        struct node_arg *a)
 {
   struct group g = {.count = 1};
   unsigned first = a->f->ngpu;
   int rc;
-  if ((rc = each_pair(c, n, where, "model, count, mig,", group_key, &g)) != 0)
+  if ((rc = gs_yaml_each_pair(c, n, where, "model, count, mig", group_key, &g)) != 0)
     return rc;
   if (!g.m)
-    return bad(c, n, where, "missing 'model' (e.g. model: a100-40gb; `gpuslice models` lists them)");
+    return gs_yaml_bad(c, n, where, "missing 'model' (e.g. model: a100-40gb; `gpuslice models` lists them)");
   if (!g.count)
-    return bad(c, n, where, "'count: 0' lists no GPU; leave the entry out instead");
+    return gs_yaml_bad(c, n, where, "'count: 0' lists no GPU; leave the entry out instead");
   if ((rc = gs_plan_fleet_add(c->err, a->f, a->name, g.m, g.count)) != 0)
     return rc;
   if (!g.mig)
@@ -585,29 +451,29 @@ static int parse_group(const struct ctx *c, const yaml_node_t *n, const char *wh
   return 0;
 }
 
-static int fleet_doc(struct ctx *c, void *arg)
+static int fleet_doc(const struct gs_yaml *c, const yaml_node_t *root)
 {
   const yaml_node_t *list;
   int rc;
-  if ((rc = top_list(c, "nodes", &list)) != 0)
+  if ((rc = top_list(c, root, "nodes", &list)) != 0)
     return rc;
-  for (unsigned i = 0; i < seq_len(list); i++) {
-    const yaml_node_t *n = seq_item(c, list, i);
-    struct node_arg a = {.f = arg};
+  for (unsigned i = 0; i < gs_yaml_seq_len(list); i++) {
+    const yaml_node_t *n = gs_yaml_seq_item(c, list, i);
+    struct node_arg a = {.f = c->user};
     char where[GS_PLAN_NAME_SIZE + 32];
     snprintf(where, sizeof(where), "node %u", i + 1);
-    if ((rc = each_pair(c, n, where, "name, gpus,", node_key, &a)) != 0)
+    if ((rc = gs_yaml_each_pair(c, n, where, "name, gpus", node_key, &a)) != 0)
       return rc;
     if (!a.name[0])
-      return bad(c, n, where, "missing 'name'");
+      return gs_yaml_bad(c, n, where, "missing 'name'");
     if (!a.gpus)
-      return bad(c, n, where, "missing 'gpus' (a list of {model, count})");
+      return gs_yaml_bad(c, n, where, "missing 'gpus' (a list of {model, count})");
     for (unsigned j = 0; j < a.f->ngpu; j++)
       if (strcmp(a.f->gpu[j].node, a.name) == 0)
-        return bad(c, n, where, "node '%s' is listed twice", a.name);
+        return gs_yaml_bad(c, n, where, "node '%s' is listed twice", a.name);
     snprintf(where, sizeof(where), "node '%s'", a.name);
-    for (unsigned j = 0; j < seq_len(a.gpus); j++)
-      if ((rc = parse_group(c, seq_item(c, a.gpus, j), where, &a)) != 0)
+    for (unsigned j = 0; j < gs_yaml_seq_len(a.gpus); j++)
+      if ((rc = parse_group(c, gs_yaml_seq_item(c, a.gpus, j), where, &a)) != 0)
         return rc;
   }
   return 0;
@@ -618,7 +484,7 @@ int gs_plan_parse_fleet(struct gs_err *err, const char *origin, const char *text
 {
   int rc;
   memset(out, 0, sizeof(*out));
-  if ((rc = with_document(err, origin, text, len, fleet_doc, out)) != 0)
+  if ((rc = gs_yaml_load(err, origin, text, len, fleet_doc, out)) != 0)
     gs_plan_fleet_free(out);
   return rc;
 }

@@ -1,10 +1,12 @@
 /* util.h: the shared utilities every layer may use: error records, whole-file
- * reads, atomic file replacement under a lock, and small hashing helpers.
+ * reads, atomic file replacement under a lock, small hashing helpers, latency
+ * histograms and strict YAML reading.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
 #ifndef GS_UTIL_H
 #define GS_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -139,5 +141,62 @@ double gs_hist_mean(const struct gs_hist *h);
 /* Bucket index of a value and the bucket's [low, high] range (tests, dumps). */
 size_t gs_hist_index(uint64_t value);
 void gs_hist_bucket_range(size_t index, uint64_t *low, uint64_t *high);
+
+/* Strict YAML reading over libyaml's document API (layout configs, planner
+ * inputs, serve files). Errors read "<origin>:<line>: <where>: <what>", where
+ * is the dotted path of keys ("configs.a[0].devices"; left out when empty).
+ * libyaml's types are only forward-declared: yaml_node_t is struct yaml_node_s. */
+struct yaml_document_s;
+struct yaml_node_s;
+
+struct gs_yaml {
+  struct gs_err *err;
+  const char *origin;           /* the file name errors begin with */
+  struct yaml_document_s *doc;
+  void *user;                   /* the reader's own state, given to gs_yaml_load */
+};
+
+/* Parses text and calls fn on the root node (NULL for an empty document);
+ * text that is not YAML is GS_E_INVALID_ARGUMENT naming the line. */
+typedef int (*gs_yaml_doc_fn)(const struct gs_yaml *y, const struct yaml_node_s *root);
+int gs_yaml_load(struct gs_err *err, const char *origin, const char *text, size_t len,
+                 gs_yaml_doc_fn fn, void *user);
+
+/* Sets GS_E_INVALID_ARGUMENT with n's line (1 when n is NULL) and returns it. */
+int gs_yaml_bad(const struct gs_yaml *y, const struct yaml_node_s *n, const char *where,
+                const char *fmt, ...) GS_PRINTF(4, 5);
+unsigned gs_yaml_line(const struct yaml_node_s *n);
+/* A scalar's text, or NULL for a list, a map or no node. */
+const char *gs_yaml_scalar(const struct yaml_node_s *n);
+/* "a value", "a list", "a map" or "nothing", for "expected X, found Y". */
+const char *gs_yaml_kind(const struct yaml_node_s *n);
+bool gs_yaml_is_list(const struct yaml_node_s *n);
+bool gs_yaml_is_map(const struct yaml_node_s *n);
+/* Item counts; 0 for a node of another kind. */
+unsigned gs_yaml_seq_len(const struct yaml_node_s *n);
+unsigned gs_yaml_map_len(const struct yaml_node_s *n);
+/* The i-th item of a list, NULL past its end. */
+const struct yaml_node_s *gs_yaml_seq_item(const struct gs_yaml *y, const struct yaml_node_s *n,
+                                           unsigned i);
+/* The value of key in map, NULL when absent or map is not a map. */
+const struct yaml_node_s *gs_yaml_lookup(const struct gs_yaml *y, const struct yaml_node_s *map,
+                                         const char *key);
+
+/* Typed scalars: true/True/yes or false/False/no; a decimal from 0 to max;
+ * a non-empty string that fits size bytes with its NUL. */
+int gs_yaml_get_bool(const struct gs_yaml *y, const struct yaml_node_s *n, const char *where, bool *out);
+int gs_yaml_get_uint(const struct gs_yaml *y, const struct yaml_node_s *n, const char *where,
+                     unsigned max, unsigned *out);
+int gs_yaml_get_name(const struct gs_yaml *y, const struct yaml_node_s *n, const char *where,
+                     char *out, size_t size);
+
+/* Calls fn on each pair of map in order, with where extended by the key;
+ * stops at fn's first non-zero return. A non-map, a non-scalar key, a key
+ * seen before in the map and (when allowed is not NULL) a key outside allowed
+ * ("a, b, c", quoted as is in the error) are errors. */
+typedef int (*gs_yaml_key_fn)(const struct gs_yaml *y, const char *key, const struct yaml_node_s *value,
+                              const char *where, void *arg);
+int gs_yaml_each_pair(const struct gs_yaml *y, const struct yaml_node_s *map, const char *where,
+                      const char *allowed, gs_yaml_key_fn fn, void *arg);
 
 #endif

@@ -75,7 +75,7 @@ printf 'version: v1\nhooks:\n  before-everything: []\n' >"$root/malformed.yaml"
 g apply -f "$root/c.yaml" -c all-1g -k "$root/malformed.yaml" >"$root/out" 2>&1
 rc=$?
 check "unknown hook point: exit 2 naming file, line and the allowed points" \
-  '[ "$rc" -eq 2 ] && grep -q "malformed.yaml:3" "$root/out" && grep -q "apply-start,pre-apply-mode" "$root/out"'
+  '[ "$rc" -eq 2 ] && grep -q "malformed.yaml:3" "$root/out" && grep -q "apply-start, pre-apply-mode" "$root/out"'
 check "and nothing changed" 'g assert -f "$root/c.yaml" -c balanced >/dev/null'
 
 echo "$passed passed, $failed failed"
