@@ -156,6 +156,9 @@ void gs_serve_worker_free(struct gs_serve_worker *w);
 void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
 void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
                             const struct gs_http_request *req);
+/* Also serves KServe v2 gRPC (inference.GRPCInferenceService, h2c; see
+ * docs/grpc.md) on listening fd, which gs_serve_worker_run then owns. */
+void gs_serve_worker_grpc_fd(struct gs_serve_worker *w, int fd);
 /* Serves on listen_fd until SIGTERM or SIGINT; SIGUSR1 toggles its ready
  * answer between 200 and 503 (a live but unready worker). 0 or a negative code. */
 int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
