@@ -52,6 +52,23 @@ void gs__http_conn_free(struct gs_http_conn *c);
 /* Bytes of responses written so far (for the fuzz target's sanity checks). */
 size_t gs__http_conn_sent(const struct gs_http_conn *c);
 
+/* ---- the load balancer's pool, for its gRPC side (grpc_proxy.c) ---- */
+
+/* Picks a worker for one call by the proxy's policy (avoid: one that just
+ * failed, or any out-of-range id) and counts it in flight. GS_E_IN_USE when
+ * every usable worker is at its in-flight limit, GS_E_NOT_FOUND when none is usable. */
+int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w);
+enum gs__proxy_outcome {
+  GS__PROXY_ANSWERED,      /* the worker answered (any gRPC status) */
+  GS__PROXY_WORKER_FAILED, /* refused, reset or timed out: counts toward ejection */
+  GS__PROXY_ABANDONED,     /* ended for another reason (client deadline) */
+};
+/* Ends a call acquire counted; us: its latency for the histograms. */
+void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, uint64_t us);
+/* Counts an error answer of the proxy's own. */
+void gs__proxy_error(struct gs_proxy *p);
+const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p);
+
 /* ---- the worker's internals its gRPC front end (grpc.c) shares ---- */
 
 #define GS__MAX_TENSORS 3
