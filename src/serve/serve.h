@@ -335,6 +335,14 @@ size_t gs_proxy_inflight(const struct gs_proxy *p);
 /* Closes every connection; unanswered clients just see theirs close. Takes NULL. */
 void gs_proxy_free(struct gs_proxy *p);
 
+/* The load balancer's gRPC side (docs/grpc.md): h2c clients on listening fd
+ * (which it then owns), each call balanced over the pool of p to the gRPC
+ * port super reports for the picked worker. Free it before p. */
+struct gs_proxy_grpc;
+int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+                      const struct gs_super *super, int fd, struct gs_proxy_grpc **out);
+void gs_proxy_grpc_free(struct gs_proxy_grpc *g);
+
 /* ---- serve config file (docs/proxy.md) ---- */
 
 /* One option of the file: key is a long option of `gpuslice serve` without
