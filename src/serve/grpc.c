@@ -380,7 +380,7 @@ int gs__grpc_worker_new(struct gs_err *err, struct gs_loop *loop, struct gs_serv
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating the gRPC server");
   g->w = w;
   if ((rc = gs_h2_server_new(err, loop, 0, handle, g, &g->h2)) != 0 ||
-      (rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
+      (fd >= 0 && (rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0)) {
     gs__grpc_worker_free(g);
     return rc;
   }
@@ -394,4 +394,9 @@ void gs__grpc_worker_free(struct gs_grpc_server *g)
     return;
   gs_h2_server_free(g->h2);
   free(g);
+}
+
+struct gs_h2_server *gs__grpc_worker_h2(struct gs_grpc_server *g)
+{
+  return g->h2;
 }

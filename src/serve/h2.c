@@ -505,6 +505,14 @@ void gs_h2_server_free(struct gs_h2_server *s)
   free(s);
 }
 
+unsigned gs_h2_server_conns(const struct gs_h2_server *s)
+{
+  unsigned n = 0;
+  for (const struct gs_h2_conn *c = s->conns; c; c = c->next)
+    n++;
+  return n;
+}
+
 /* ---- in-memory connections (internal.h) ---- */
 
 struct gs_h2_conn *gs__h2_conn_mem(struct gs_h2_server *s)

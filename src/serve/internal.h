@@ -142,10 +142,14 @@ struct gs_h2_conn *gs__h2_conn_mem(struct gs_h2_server *s);
 bool gs__h2_conn_feed(struct gs_h2_conn *c, const void *data, size_t len);
 void gs__h2_conn_free(struct gs_h2_conn *c);
 
-/* The worker's gRPC service (grpc.c) on its own listener. */
+/* The worker's gRPC service (grpc.c) on its own listener (fd -1: none,
+ * for in-memory connections on its HTTP/2 server). */
 struct gs_grpc_server;
 int gs__grpc_worker_new(struct gs_err *err, struct gs_loop *loop, struct gs_serve_worker *w,
                         int fd, struct gs_grpc_server **out);
 void gs__grpc_worker_free(struct gs_grpc_server *g);
+struct gs_h2_server *gs__grpc_worker_h2(struct gs_grpc_server *g);
+/* Connections the server holds (the fuzz target checks none outlives its input). */
+unsigned gs_h2_server_conns(const struct gs_h2_server *s);
 
 #endif
