@@ -269,7 +269,8 @@ static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
 {
   struct serve_run *run = data;
   (void)id;
-  if (gs_proxy_inflight(run->proxy) && gs_loop_now_us() < run->drain_until)
+  if ((gs_proxy_inflight(run->proxy) || gs_proxy_grpc_inflight(run->grpc)) &&
+      gs_loop_now_us() < run->drain_until)
     return 20000;
   gs_super_stop(run->super);
   if (!gs_super_stopped(run->super))
@@ -502,6 +503,7 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
           strsignal((int)si.ssi_signo), gs_proxy_inflight(run->proxy));
   gs_proxy_drain(run->proxy);
+  gs_proxy_grpc_drain(run->grpc);
   gs_loop_timer_add(loop, 0, on_drain_tick, run);
 }
 

@@ -548,6 +548,20 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
 
 /* ---- public ---- */
 
+void gs_proxy_grpc_drain(struct gs_proxy_grpc *g)
+{
+  if (g)
+    gs_h2_server_drain(g->h2);
+}
+
+size_t gs_proxy_grpc_inflight(const struct gs_proxy_grpc *g)
+{
+  size_t n = 0;
+  for (const struct gcall *c = g ? g->calls : NULL; c; c = c->next)
+    n++;
+  return n;
+}
+
 int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
                       const struct gs_super *super, int fd, struct gs_proxy_grpc **out)
 {

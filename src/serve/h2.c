@@ -505,6 +505,20 @@ void gs_h2_server_free(struct gs_h2_server *s)
   free(s);
 }
 
+void gs_h2_server_drain(struct gs_h2_server *s)
+{
+  struct gs_h2_conn *c = s->conns, *next;
+  if (s->listen_fd >= 0)
+    gs_loop_close_fd(s->loop, s->listen_fd);
+  s->listen_fd = -1;
+  for (; c; c = next) {
+    next = c->next; /* the flush may free c */
+    nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->ng),
+                          NGHTTP2_NO_ERROR, NULL, 0);
+    conn_flush(c);
+  }
+}
+
 unsigned gs_h2_server_conns(const struct gs_h2_server *s)
 {
   unsigned n = 0;

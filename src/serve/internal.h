@@ -125,6 +125,9 @@ int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, unsigned max_conn
                      gs_h2_handler_fn *fn, void *ctx, struct gs_h2_server **out);
 /* Serves h2c (prior knowledge) connections accepted on fd (the server closes it). */
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd);
+/* Stops accepting; each connection gets GOAWAY (no new streams), finishes
+ * the calls it has and closes. */
+void gs_h2_server_drain(struct gs_h2_server *s);
 /* Closes every connection; calls not yet answered stay valid until answered. */
 void gs_h2_server_free(struct gs_h2_server *s);
 /* Answers: status 0 (OK) sends msg (length-prefixed) then the trailers;

@@ -342,6 +342,10 @@ struct gs_proxy_grpc;
 int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
                       const struct gs_super *super, int fd, struct gs_proxy_grpc **out);
 void gs_proxy_grpc_free(struct gs_proxy_grpc *g);
+/* Drain: no new connection, GOAWAY on each (calls under way finish). Takes NULL. */
+void gs_proxy_grpc_drain(struct gs_proxy_grpc *g);
+/* Calls accepted and not yet answered; 0 for NULL. */
+size_t gs_proxy_grpc_inflight(const struct gs_proxy_grpc *g);
 
 /* ---- serve config file (docs/proxy.md) ---- */
 

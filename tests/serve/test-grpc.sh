@@ -9,7 +9,8 @@
 #    kill -9 of a worker under load gives each call a status (OK or
 #    UNAVAILABLE, none hangs) and later calls succeed; DEADLINE_EXCEEDED from
 #    the proxy (grpc-timeout shorter than the queue); RESOURCE_EXHAUSTED at
-#    the in-flight limit; UNAVAILABLE with no ready worker;
+#    the in-flight limit; UNAVAILABLE with no ready worker; SIGTERM lets the
+#    calls under way finish;
 # 3. malformed HTTP/2 on the worker's port: GOAWAY with the right code, close.
 set -uo pipefail
 
@@ -272,6 +273,22 @@ code, msg = status_of(lambda: infer(ch, q))
 check("no ready worker is UNAVAILABLE", code == grpc.StatusCode.UNAVAILABLE and "no worker" in msg,
       (code, msg))
 for p in pids: os.kill(p, signal.SIGUSR1)
+check("workers rejoin", wait_for(lambda: sum(w["in_pool"] for w in workers()) == 7, 30))
+
+# SIGTERM drains: calls under way finish, then serve exits
+futs = many(100, q)
+wait_for(lambda: sum(w["inflight"] for w in workers()) > 0, 10)
+os.kill(SERVE, signal.SIGTERM)
+res = [status_of(f.result) for f in futs]
+check("calls under way at SIGTERM all finish OK", all(c == grpc.StatusCode.OK for c, _ in res),
+      [r for r in res if r[0] != grpc.StatusCode.OK][:3])
+def running(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+check("serve exits after the drain", wait_for(lambda: not running(SERVE), 60))
 ch.close()
 
 # malformed input on the worker's port: GOAWAY, then the connection closes
