@@ -19,7 +19,7 @@
 #define LOOP_FDS 65536
 
 struct serve_opts {
-  const char *listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
+  const char *listen, *grpc_listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
   const char *file; /* -f: the serve config file */
   unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base, max_conns;
   bool ephemeral;
@@ -34,6 +34,7 @@ struct serve_run {
   struct gs_proxy *proxy;
   struct gs_super *super;
   struct gs_proxy_admin_server *admin;
+  struct gs_proxy_grpc *grpc;
   struct cli *c;     /* for the reload: the backend and -i */
   struct serve_opts *o;
   struct gs_serve_file **files; /* the serve file as read at start and at each reload */
@@ -46,7 +47,7 @@ struct serve_run {
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_END };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_END, O_GRPC };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -71,6 +72,7 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_READY: o->ready_path = value; return 0;
   case O_CONNS: return number(value, "--max-conns", &o->max_conns);
   case O_LISTEN: o->listen = value; return 0;
+  case O_GRPC: o->grpc_listen = value; return 0;
   case O_LOG_DIR: o->log_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
   case O_TIMEOUT: return number(value, "--worker-timeout", &o->worker_timeout_ms);
@@ -96,6 +98,7 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
 
 static const struct option serve_extra[] = {
     {"listen", required_argument, NULL, O_LISTEN},
+    {"grpc-listen", required_argument, NULL, O_GRPC},
     {"replicas", required_argument, NULL, O_REPLICAS},
     {"policy", required_argument, NULL, O_POLICY},
     {"log-dir", required_argument, NULL, O_LOG_DIR},
@@ -266,7 +269,8 @@ static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
 {
   struct serve_run *run = data;
   (void)id;
-  if (gs_proxy_inflight(run->proxy) && gs_loop_now_us() < run->drain_until)
+  if ((gs_proxy_inflight(run->proxy) || gs_proxy_grpc_inflight(run->grpc)) &&
+      gs_loop_now_us() < run->drain_until)
     return 20000;
   gs_super_stop(run->super);
   if (!gs_super_stopped(run->super))
@@ -499,6 +503,7 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
           strsignal((int)si.ssi_signo), gs_proxy_inflight(run->proxy));
   gs_proxy_drain(run->proxy);
+  gs_proxy_grpc_drain(run->grpc);
   gs_loop_timer_add(loop, 0, on_drain_tick, run);
 }
 
@@ -522,7 +527,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   struct gs_super_config scfg = *sc;
   sigset_t sigs, old;
   int sfd = -1, lfd = -1, rc;
-  unsigned port = 0, aport = 0;
+  unsigned port = 0, aport = 0, gport = 0;
   gs_http_limits_default(&pc.limits);
   if (o->max_conns)
     pc.limits.max_conns = o->max_conns;
@@ -542,6 +547,11 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
       (rc = gs_proxy_listen_fd(err, run->proxy, lfd)) != 0)
     goto out;
   lfd = -1; /* the proxy's now */
+  if (o->grpc_listen &&
+      ((rc = gs_serve_listen(err, o->grpc_listen, 4096, &lfd, &gport)) != 0 ||
+       (rc = gs_proxy_grpc_new(err, run->loop, run->proxy, run->super, lfd, &run->grpc)) != 0))
+    goto out;
+  lfd = -1;
   if (strcmp(o->admin_listen, "off") != 0) {
     if ((rc = gs_serve_listen(err, o->admin_listen, 64, &lfd, &aport)) != 0 ||
         (rc = gs_proxy_admin_new(err, run->loop, run->proxy, run->super, o->admin_token, lfd,
@@ -558,6 +568,9 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
     goto out;
   printf("listening on %.*s:%u, %zu workers starting\n", (int)(strrchr(o->listen, ':') - o->listen),
          o->listen, port, nslots);
+  if (run->grpc)
+    printf("grpc on %.*s:%u\n", (int)(strrchr(o->grpc_listen, ':') - o->grpc_listen),
+           o->grpc_listen, gport);
   if (run->admin)
     printf("admin on %.*s:%u\n", (int)(strrchr(o->admin_listen, ':') - o->admin_listen),
            o->admin_listen, aport);
@@ -571,6 +584,7 @@ out:
   /* The supervisor first: freeing it may still report workers leaving. */
   gs_super_free(run->super);
   gs_proxy_admin_free(run->admin);
+  gs_proxy_grpc_free(run->grpc);
   gs_proxy_free(run->proxy);
   if (sfd >= 0)
     gs_loop_close_fd(run->loop, sfd);
@@ -597,7 +611,7 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
                    struct gs_serve_file **f, char **token_buf, const char *const **cmd)
 {
   static const char usage[] =
-      "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
+      "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
       "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
       "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N]\n"
       "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"

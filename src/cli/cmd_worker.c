@@ -14,10 +14,10 @@
 #define MAX_MODELS 8
 
 enum { O_LISTEN = 1000, O_MODEL, O_PROFILE, O_SMS, O_FULL, O_SHARE, O_GPU, O_HDR_TIMEOUT,
-       O_MAX_HEADER, O_MAX_BODY, O_IDLE };
+       O_MAX_HEADER, O_MAX_BODY, O_IDLE, O_GRPC };
 
 struct worker_opts {
-  const char *listen, *profile, *gpu;
+  const char *listen, *grpc_listen, *profile, *gpu;
   const char *models[MAX_MODELS + 1];
   unsigned nmodels, sms, share;
   bool full;
@@ -41,6 +41,7 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
   (void)c;
   switch (ch) {
   case O_LISTEN: o->listen = value; return 0;
+  case O_GRPC: o->grpc_listen = value; return 0;
   case O_PROFILE: o->profile = value; return 0;
   case O_GPU: o->gpu = value; return 0;
   case O_FULL: o->full = true; return 0;
@@ -62,6 +63,7 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
 
 static const struct option worker_extra[] = {
     {"listen", required_argument, NULL, O_LISTEN},
+    {"grpc-listen", required_argument, NULL, O_GRPC},
     {"model", required_argument, NULL, O_MODEL},
     {"profile", required_argument, NULL, O_PROFILE},
     {"sms", required_argument, NULL, O_SMS},
@@ -105,7 +107,7 @@ static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *f
 static int run_worker(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
-      "gpuslice worker [--listen HOST:PORT] [--model flower|bert-large]... "
+      "gpuslice worker [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--model flower|bert-large]... "
       "[--profile 1g.5gb | --sms N | --full-gpu] [--gpu a100-40gb] [--share N] "
       "[--header-timeout MS] [--idle-timeout MS] [--max-header BYTES] [--max-body BYTES]";
   struct worker_opts o = {.listen = "127.0.0.1:8000", .gpu = "a100-40gb", .share = 1};
@@ -113,8 +115,8 @@ static int run_worker(struct cli *c, int argc, char **argv)
   struct gs_serve_worker *w = NULL;
   struct gs_err err = {0};
   char slice[64];
-  unsigned port = 0;
-  int fd, rc, first;
+  unsigned port = 0, gport = 0;
+  int fd = -1, gfd = -1, rc, first;
   gs_http_limits_default(&o.lim);
   if ((first = cli_getopt(c, argc, argv, usage, worker_extra, on_worker_opt, &o)) <= 0)
     return -first;
@@ -126,15 +128,23 @@ static int run_worker(struct cli *c, int argc, char **argv)
   cfg.slice_name = slice;
   cfg.share = o.share;
   if (gs_serve_worker_new(&err, &cfg, &w) != 0 ||
-      gs_serve_listen(&err, o.listen, 511, &fd, &port) != 0) {
+      gs_serve_listen(&err, o.listen, 511, &fd, &port) != 0 ||
+      (o.grpc_listen && gs_serve_listen(&err, o.grpc_listen, 511, &gfd, &gport) != 0)) {
     gs_serve_worker_free(w);
+    if (fd >= 0)
+      close(fd);
     return cli_fail(&err);
   }
+  if (gfd >= 0)
+    gs_serve_worker_grpc_fd(w, gfd);
   fprintf(stderr, "gpuslice worker: EMULATED KServe v2 server, no GPU is used: inference time is "
                   "modelled for %s on %s, shared by %u worker(s)%s\n",
           slice, gs_geom_model_find(o.gpu)->name, o.share,
           o.share > 1 ? " time-slicing it without MIG" : "");
   printf("listening on %.*s:%u\n", (int)(strrchr(o.listen, ':') - o.listen), o.listen, port);
+  if (gfd >= 0)
+    printf("grpc listening on %.*s:%u\n", (int)(strrchr(o.grpc_listen, ':') - o.grpc_listen),
+           o.grpc_listen, gport);
   fflush(stdout);
   rc = gs_serve_worker_run(&err, w, fd, &o.lim);
   gs_serve_worker_free(w);

@@ -52,4 +52,107 @@ void gs__http_conn_free(struct gs_http_conn *c);
 /* Bytes of responses written so far (for the fuzz target's sanity checks). */
 size_t gs__http_conn_sent(const struct gs_http_conn *c);
 
+/* ---- the load balancer's pool, for its gRPC side (grpc_proxy.c) ---- */
+
+/* Picks a worker for one call by the proxy's policy (avoid: one that just
+ * failed, or any out-of-range id) and counts it in flight. GS_E_IN_USE when
+ * every usable worker is at its in-flight limit, GS_E_NOT_FOUND when none is usable. */
+int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w);
+enum gs__proxy_outcome {
+  GS__PROXY_ANSWERED,      /* the worker answered (any gRPC status) */
+  GS__PROXY_WORKER_FAILED, /* refused, reset or timed out: counts toward ejection */
+  GS__PROXY_ABANDONED,     /* ended for another reason (client deadline) */
+};
+/* Ends a call acquire counted; us: its latency for the histograms. */
+void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, uint64_t us);
+/* Counts an error answer of the proxy's own. */
+void gs__proxy_error(struct gs_proxy *p);
+const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p);
+
+/* ---- the worker's internals its gRPC front end (grpc.c) shares ---- */
+
+#define GS__MAX_TENSORS 3
+
+struct gs__tensor {
+  const char *name, *datatype; /* datatype: "FP32" or "INT32" (4 bytes an element) */
+  unsigned ndims;
+  const int64_t *shape;
+  size_t elements;
+};
+
+struct gs__model {
+  unsigned idx;
+  const char *name;
+  unsigned nin, nout;
+  struct gs__tensor in[GS__MAX_TENSORS], out[GS__MAX_TENSORS];
+};
+
+/* A served model by name; GS_E_NOT_FOUND when unknown or not served. */
+int gs__worker_model(const struct gs_serve_worker *w, const char *name, size_t len,
+                     struct gs__model *out);
+/* The served models' names in buf (n entries at most, NULL-terminated). */
+const char *const *gs__worker_enabled_models(const struct gs_serve_worker *w, const char **buf,
+                                             size_t n);
+bool gs__worker_ready(const struct gs_serve_worker *w);
+/* Counts a refused request of model idx (nv_inference_request_failure). */
+void gs__worker_failed(struct gs_serve_worker *w, unsigned idx);
+/* ok: the request held the modelled slice and is counted a success; false:
+ * the worker is being freed and the request never ran. */
+typedef void gs__worker_done_fn(void *ctx, bool ok, uint64_t queue_us, uint64_t compute_us);
+/* Queues one request of model idx on the modelled slice, as an HTTP infer. */
+int gs__worker_enqueue(struct gs_serve_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx);
+/* Output tensor k's values for inputs hashing to hash (the HTTP path's too). */
+void gs__worker_output_values(uint64_t hash, unsigned k, float *v, size_t n);
+
+/* ---- gRPC over HTTP/2 (h2.c): the server side of unary calls ---- */
+
+struct gs_h2_server;
+struct gs_h2_call;
+/* One call whose request message arrived whole (END_STREAM). path: ":path";
+ * msg: the message without its 5-byte gRPC prefix; deadline_us: from
+ * grpc-timeout on gs_loop_now_us's clock, 0 when none. The handler answers
+ * with gs_h2_call_reply now or later, exactly once. */
+struct gs_h2_request {
+  const char *path;
+  size_t path_len;
+  const uint8_t *msg;
+  size_t msg_len;
+  uint64_t deadline_us;
+};
+typedef void gs_h2_handler_fn(void *ctx, struct gs_h2_call *call, const struct gs_h2_request *req);
+
+int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, unsigned max_conns,
+                     gs_h2_handler_fn *fn, void *ctx, struct gs_h2_server **out);
+/* Serves h2c (prior knowledge) connections accepted on fd (the server closes it). */
+int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd);
+/* Stops accepting; each connection gets GOAWAY (no new streams), finishes
+ * the calls it has and closes. */
+void gs_h2_server_drain(struct gs_h2_server *s);
+/* Closes every connection; calls not yet answered stay valid until answered. */
+void gs_h2_server_free(struct gs_h2_server *s);
+/* Answers: status 0 (OK) sends msg (length-prefixed) then the trailers;
+ * otherwise a trailers-only answer with grpc-status and grpc-message. When the
+ * client went away meanwhile the answer is dropped. Frees the call. */
+void gs_h2_call_reply(struct gs_h2_call *call, int status, const void *msg, size_t len,
+                      const char *message);
+/* True while the client still waits for the answer. */
+bool gs_h2_call_alive(const struct gs_h2_call *call);
+
+/* A connection with no fd, for the fuzz target: bytes in, frames out discarded. */
+struct gs_h2_conn;
+struct gs_h2_conn *gs__h2_conn_mem(struct gs_h2_server *s);
+/* Returns false once the connection has ended (GOAWAY sent or error) and was freed. */
+bool gs__h2_conn_feed(struct gs_h2_conn *c, const void *data, size_t len);
+void gs__h2_conn_free(struct gs_h2_conn *c);
+
+/* The worker's gRPC service (grpc.c) on its own listener (fd -1: none,
+ * for in-memory connections on its HTTP/2 server). */
+struct gs_grpc_server;
+int gs__grpc_worker_new(struct gs_err *err, struct gs_loop *loop, struct gs_serve_worker *w,
+                        int fd, struct gs_grpc_server **out);
+void gs__grpc_worker_free(struct gs_grpc_server *g);
+struct gs_h2_server *gs__grpc_worker_h2(struct gs_grpc_server *g);
+/* Connections the server holds (the fuzz target checks none outlives its input). */
+unsigned gs_h2_server_conns(const struct gs_h2_server *s);
+
 #endif

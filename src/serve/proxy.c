@@ -299,6 +299,46 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
                                                                  : p->w[p->cand[a]];
 }
 
+/* ---- the worker pool as the gRPC proxy (grpc_proxy.c) uses it ---- */
+
+int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w)
+{
+  bool busy;
+  struct pworker *wk = pick(p, avoid < p->cfg.nworkers ? p->w[avoid] : NULL, &busy);
+  if (!wk)
+    return busy ? GS_E_IN_USE : GS_E_NOT_FOUND;
+  wk->inflight++;
+  wk->requests++;
+  p->requests++;
+  *w = wk->id;
+  return 0;
+}
+
+void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, uint64_t us)
+{
+  struct pworker *wk = w < p->cfg.nworkers ? p->w[w] : NULL;
+  if (!wk)
+    return;
+  wk->inflight--;
+  if (o == GS__PROXY_ANSWERED) {
+    wk->fails = 0;
+    hist_add(&wk->latency, us);
+  } else if (o == GS__PROXY_WORKER_FAILED) {
+    worker_failed(p, wk);
+  }
+  hist_add(&p->latency, us);
+}
+
+void gs__proxy_error(struct gs_proxy *p)
+{
+  p->errors++;
+}
+
+const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p)
+{
+  return &p->cfg;
+}
+
 /* ---- upstream connections ---- */
 
 static void up_reset(struct upconn *uc)

@@ -156,6 +156,9 @@ void gs_serve_worker_free(struct gs_serve_worker *w);
 void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
 void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
                             const struct gs_http_request *req);
+/* Also serves KServe v2 gRPC (inference.GRPCInferenceService, h2c; see
+ * docs/grpc.md) on listening fd, which gs_serve_worker_run then owns. */
+void gs_serve_worker_grpc_fd(struct gs_serve_worker *w, int fd);
 /* Serves on listen_fd until SIGTERM or SIGINT; SIGUSR1 toggles its ready
  * answer between 200 and 503 (a live but unready worker). 0 or a negative code. */
 int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
@@ -331,6 +334,18 @@ void gs_proxy_drain(struct gs_proxy *p);
 size_t gs_proxy_inflight(const struct gs_proxy *p);
 /* Closes every connection; unanswered clients just see theirs close. Takes NULL. */
 void gs_proxy_free(struct gs_proxy *p);
+
+/* The load balancer's gRPC side (docs/grpc.md): h2c clients on listening fd
+ * (which it then owns), each call balanced over the pool of p to the gRPC
+ * port super reports for the picked worker. Free it before p. */
+struct gs_proxy_grpc;
+int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+                      const struct gs_super *super, int fd, struct gs_proxy_grpc **out);
+void gs_proxy_grpc_free(struct gs_proxy_grpc *g);
+/* Drain: no new connection, GOAWAY on each (calls under way finish). Takes NULL. */
+void gs_proxy_grpc_drain(struct gs_proxy_grpc *g);
+/* Calls accepted and not yet answered; 0 for NULL. */
+size_t gs_proxy_grpc_inflight(const struct gs_proxy_grpc *g);
 
 /* ---- serve config file (docs/proxy.md) ---- */
 

@@ -3,7 +3,7 @@
  * tensors validated as Triton does, Prometheus metrics named like Triton's.
  * Nothing runs on a GPU: each request holds the one modelled slice for a
  * time computed from the slice's SMs (see model_time_us), queued FIFO. */
-#include "serve/serve.h"
+#include "serve/internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -75,6 +75,8 @@ struct model_stats {
 struct job {
   struct job *next;
   struct gs_http_conn *conn;
+  gs__worker_done_fn *done; /* a gRPC call's (grpc.c), instead of conn */
+  void *done_ctx;
   unsigned model;
   uint64_t arrival_us, compute_us, start_us;
   char *body;
@@ -91,6 +93,7 @@ struct gs_serve_worker {
   struct job *head, *tail; /* FIFO; head is on the slice when busy */
   bool busy;
   bool unready; /* SIGUSR1 toggles it: /v2/health/ready answers 503 (tests, hand-drain) */
+  int grpc_fd;  /* gRPC listener (gs_serve_worker_grpc_fd), -1: none */
 };
 
 const char *const *gs_serve_model_names(void)
@@ -134,6 +137,7 @@ int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config 
   if (!w)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating the worker");
   w->cfg = *cfg;
+  w->grpc_fd = -1;
   for (const char *const *n = cfg->models ? cfg->models : model_names; *n; n++) {
     unsigned i;
     if (!model_find(*n, strlen(*n), &i)) {
@@ -152,7 +156,8 @@ int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config 
   return 0;
 }
 
-/* Jobs hold connections the HTTP server frees on its own: never touched here. */
+/* Jobs hold connections the HTTP server frees on its own: never touched here;
+ * a gRPC job's call is told it was cancelled, so it can free itself. */
 void gs_serve_worker_free(struct gs_serve_worker *w)
 {
   if (!w)
@@ -160,6 +165,8 @@ void gs_serve_worker_free(struct gs_serve_worker *w)
   while (w->head) {
     struct job *j = w->head;
     w->head = j->next;
+    if (j->done)
+      j->done(j->done_ctx, false, 0, 0);
     free(j->body);
     free(j);
   }
@@ -192,6 +199,11 @@ static void finish(struct gs_serve_worker *w, struct job *j, uint64_t now)
   st->queue_us += queue;
   st->compute_us += j->compute_us;
   st->request_us += now - j->arrival_us;
+  if (j->done) {
+    j->done(j->done_ctx, true, queue, j->compute_us);
+    free(j);
+    return;
+  }
   gs_http_respond(j->conn, 200, j->json_len ? "application/octet-stream" : "application/json",
                   extra, j->body, j->len);
   free(j->body);
@@ -589,7 +601,12 @@ static uint64_t mix(uint64_t *s)
 
 static void output_values(const struct infer *q, unsigned k, float *v, size_t n)
 {
-  uint64_t s = q->hash ^ (0x9e3779b97f4a7c15ull * (k + 1));
+  gs__worker_output_values(q->hash, k, v, n);
+}
+
+void gs__worker_output_values(uint64_t hash, unsigned k, float *v, size_t n)
+{
+  uint64_t s = hash ^ (0x9e3779b97f4a7c15ull * (k + 1));
   if (!s)
     s = 1;
   for (size_t i = 0; i < n; i++)
@@ -666,6 +683,75 @@ static void infer(struct gs_serve_worker *w, struct gs_http_conn *conn,
   j->arrival_us = gs_loop_now_us();
   j->compute_us = w->time_us[idx];
   enqueue(w, j);
+}
+
+/* ---- what the gRPC front end (grpc.c) shares ---- */
+
+static void tensor_out(const struct tensor_spec *t, struct gs__tensor *o)
+{
+  o->name = t->name;
+  o->datatype = t->datatype;
+  o->ndims = t->ndims;
+  o->shape = t->shape;
+  o->elements = element_count(t);
+}
+
+int gs__worker_model(const struct gs_serve_worker *w, const char *name, size_t len,
+                     struct gs__model *out)
+{
+  unsigned idx;
+  const struct model_spec *m = model_find(name, len, &idx);
+  if (!m || !w->enabled[idx])
+    return GS_E_NOT_FOUND;
+  out->idx = idx;
+  out->name = m->name;
+  out->nin = m->nin;
+  out->nout = m->nout;
+  for (unsigned k = 0; k < m->nin; k++)
+    tensor_out(&m->in[k], &out->in[k]);
+  for (unsigned k = 0; k < m->nout; k++)
+    tensor_out(&m->out[k], &out->out[k]);
+  return 0;
+}
+
+const char *const *gs__worker_enabled_models(const struct gs_serve_worker *w, const char **buf,
+                                             size_t n)
+{
+  size_t o = 0;
+  for (unsigned i = 0; i < GS_NITEMS(models) && o + 1 < n; i++)
+    if (w->enabled[i])
+      buf[o++] = models[i].name;
+  buf[o] = NULL;
+  return buf;
+}
+
+bool gs__worker_ready(const struct gs_serve_worker *w)
+{
+  return !w->unready;
+}
+
+void gs__worker_failed(struct gs_serve_worker *w, unsigned idx)
+{
+  w->stats[idx].failure++;
+}
+
+int gs__worker_enqueue(struct gs_serve_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx)
+{
+  struct job *j = calloc(1, sizeof(*j));
+  if (!j)
+    return GS_E_NO_MEMORY;
+  j->done = done;
+  j->done_ctx = ctx;
+  j->model = idx;
+  j->arrival_us = gs_loop_now_us();
+  j->compute_us = w->time_us[idx];
+  enqueue(w, j);
+  return 0;
+}
+
+void gs_serve_worker_grpc_fd(struct gs_serve_worker *w, int fd)
+{
+  w->grpc_fd = fd;
 }
 
 /* ---- routing ---- */
@@ -768,6 +854,7 @@ int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int liste
 {
   struct gs_loop *loop = NULL;
   struct gs_http_server *srv = NULL;
+  struct gs_grpc_server *gsrv = NULL;
   unsigned conns = limits ? limits->max_conns : 1024;
   int rc, sfd = -1;
   if ((rc = gs_loop_new(err, (int)conns + 64, &loop)) != 0)
@@ -779,11 +866,15 @@ int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int liste
       (rc = gs_http_server_listen_fd(err, srv, listen_fd)) != 0)
     goto out;
   listen_fd = -1; /* the server owns it now */
+  if (w->grpc_fd >= 0 && (rc = gs__grpc_worker_new(err, loop, w, w->grpc_fd, &gsrv)) != 0)
+    goto out;
+  w->grpc_fd = -1;
   gs_serve_worker_attach(w, loop);
   if ((rc = gs_loop_run(loop)) != 0)
     gs_err_set(err, rc, "event loop failed: %s", strerror(errno));
 out:
   w->loop = NULL;
+  gs__grpc_worker_free(gsrv);
   gs_http_server_free(srv);
   if (listen_fd >= 0)
     close(listen_fd);
