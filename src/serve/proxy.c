@@ -4,8 +4,12 @@
  * connections, with one retry when a connection fails before any response
  * byte, passive ejection, a response timeout (504) and 503 with no worker;
  * an operator's drain or disable per worker; counters and latency
- * histograms for /metrics. Bodies are buffered both ways (docs/proxy.md
- * says the limits). It knows worker ids and ports, not processes: the
+ * histograms for /metrics. Bodies are streamed both ways: the request's
+ * head goes to the worker with its first body bytes and the rest follows as
+ * it arrives (re-chunked if the client sent chunks), the response goes to
+ * the client as it comes, and either side stops being read while the other
+ * holds STREAM_HIGH unsent bytes. The first RETRY_KEEP bytes of a request are
+ * kept for the retry. It knows worker ids and ports, not processes: the
  * supervisor or a static list tells it who is ready. */
 #include "serve/internal.h"
 
@@ -24,6 +28,11 @@
 #define MAX_ATTEMPTS 4 /* one retry after a worker's failure, plus stale pooled connections */
 #define SPARE_REQS 256        /* ended requests kept for reuse (no allocation per request) */
 #define SPARE_OUT_MAX 65536u  /* larger request buffers are not kept */
+/* Bytes of a request (head and body) kept until its answer begins, so a
+ * retry can resend them: a request that outgrew them is not retried (502). */
+#define RETRY_KEEP (1024u << 10)
+/* Unsent bytes one side may queue before the other stops being read. */
+#define STREAM_HIGH (256u << 10)
 
 /* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
  * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
@@ -48,8 +57,9 @@ struct upconn {
   struct preq *req;
   int fd;
   bool reused;    /* came from the idle pool: a failure may just be a stale socket */
-  size_t sent;
-  char *in;
+  bool paused;    /* not read: the client has STREAM_HIGH bytes of the answer unsent */
+  size_t sent;    /* bytes of the request sent, from its start */
+  char *in;       /* the response head, then each read's body bytes until passed on */
   size_t in_len, in_cap;
   /* the response */
   bool head_done, chunked, until_close, no_body, keep;
@@ -78,8 +88,13 @@ struct preq {
   struct gs_proxy *p;
   struct preq *prev, *next; /* every request under way */
   struct gs_http_conn *client;
-  char *out; /* request head and body as sent upstream */
+  char *out; /* the request as sent upstream: head, then the framed body so far */
   size_t out_len, out_cap;
+  size_t base;    /* bytes dropped from out's front, sent (past RETRY_KEEP): no retry */
+  bool body_done; /* the client's body has all arrived (or there is none) */
+  bool chunked;   /* the body goes upstream in chunks */
+  bool started;   /* the answer's head went to the client: a failure can only close it */
+  bool paused;    /* the client is not read: STREAM_HIGH request bytes are unsent */
   bool head_method;
   unsigned attempts;
   bool retried; /* the one retry after a worker's failure is spent */
@@ -307,7 +322,7 @@ static void up_reset(struct upconn *uc)
   free(uc->ctype);
   uc->extra = uc->ctype = NULL;
   uc->in_len = uc->sent = 0;
-  uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = false;
+  uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
   uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
   memset(&uc->dec, 0, sizeof(uc->dec));
   uc->dec.d.consume_trailer = 1;
@@ -384,6 +399,7 @@ static void req_free(struct preq *r)
   struct gs_proxy *p = r->p;
   if (r->timer)
     gs_loop_timer_del(p->loop, r->timer);
+  gs_http_bind(r->client, NULL);
   if (r->prev)
     r->prev->next = r->next;
   else
@@ -424,11 +440,13 @@ static struct preq *req_new(struct gs_proxy *p)
   return r;
 }
 
-/* Answers the client with an error of the proxy's own and ends r. */
+/* Answers the client with an error of the proxy's own and ends r; once the
+ * worker's answer has begun, the client connection just closes. */
 static void req_error(struct preq *r, int status, const char *fmt, ...) GS_PRINTF(3, 4);
 static void req_error(struct preq *r, int status, const char *fmt, ...)
 {
   struct gs_http_conn *client = r->client;
+  bool started = r->started;
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -437,7 +455,10 @@ static void req_error(struct preq *r, int status, const char *fmt, ...)
   r->p->errors++;
   hist_add(&r->p->latency, gs_loop_now_us() - r->start_us);
   req_free(r);
-  gs_http_respond_error(client, status, "%s", msg);
+  if (started)
+    gs_http_respond_abort(client);
+  else
+    gs_http_respond_error(client, status, "%s", msg);
 }
 
 /* Detaches r from its connection; the worker's in-flight count drops. */
@@ -469,6 +490,11 @@ static void up_failed_early(struct upconn *uc)
     worker_failed(r->p, wk);
   if (r->attempts >= MAX_ATTEMPTS || (!stale && r->retried)) {
     req_error(r, 502, "worker %zu failed before answering, and so did the retry", wk->id);
+    return;
+  }
+  if (r->base) {
+    req_error(r, 502, "worker %zu failed before answering; the request outgrew the %u KiB "
+              "kept for a retry", wk->id, RETRY_KEEP >> 10);
     return;
   }
   if (!stale)
@@ -503,21 +529,29 @@ static int64_t on_req_timeout(struct gs_loop *loop, uint64_t id, void *data)
   return GS_LOOP_TIMER_DONE;
 }
 
-/* Writes what the socket takes of r's bytes; false when the connection failed. */
+/* Writes what the socket takes of r's bytes (the rest when it is writable
+ * again); all sent, a paused client is read again. False when the connection
+ * failed. */
 static bool up_write(struct upconn *uc)
 {
   struct preq *r = uc->req;
-  while (uc->sent < r->out_len) {
-    ssize_t n = send(uc->fd, r->out + uc->sent, r->out_len - uc->sent, MSG_NOSIGNAL);
+  struct gs_loop *loop = uc->p->loop;
+  while (uc->sent < r->base + r->out_len) {
+    size_t off = uc->sent - r->base;
+    ssize_t n = send(uc->fd, r->out + off, r->out_len - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      return true;
+      return gs_loop_add(NULL, loop, uc->fd, GS_LOOP_WRITABLE, on_up_io, uc) == 0;
     if (n <= 0)
       return false;
     uc->sent += (size_t)n;
   }
-  gs_loop_del(uc->p->loop, uc->fd, GS_LOOP_WRITABLE);
+  gs_loop_del(loop, uc->fd, GS_LOOP_WRITABLE);
+  if (r->paused) {
+    r->paused = false;
+    gs_http_pause(r->client, false);
+  }
   return true;
 }
 
@@ -560,14 +594,9 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   wk->requests++;
   if (!r->timer)
     r->timer = gs_loop_timer_add(p->loop, p->cfg.worker_timeout_ms * 1000ull, on_req_timeout, r);
-  if (uc->reused) {
-    gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc);
-    if (!up_write(uc))
-      up_failed_early(uc);
-    else if (uc->sent < r->out_len &&
-             gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_WRITABLE, on_up_io, uc) != 0)
-      up_failed_early(uc);
-  }
+  if (uc->reused &&
+      (gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc) != 0 || !up_write(uc)))
+    up_failed_early(uc);
 }
 
 /* ---- upstream responses ---- */
@@ -681,67 +710,85 @@ static int parse_up_head(struct upconn *uc)
   }
 }
 
-/* 0 = response complete, 1 = need more, -1 = malformed or too large. */
-static int parse_up(struct upconn *uc)
-{
-  size_t max = uc->p->cfg.limits.max_body, raw, n;
-  ssize_t r;
-  int rc;
-  if (!uc->head_done && (rc = parse_up_head(uc)) != 0)
-    return rc;
-  if (uc->no_body) {
-    uc->leftover = uc->in_len - uc->head_len;
-    return 0;
-  }
-  if (uc->chunked) {
-    raw = uc->head_len + uc->body_len; /* undecoded bytes start here */
-    n = uc->in_len - raw;
-    r = phr_decode_chunked(&uc->dec.d, uc->in + raw, &n);
-    if (r == -1)
-      return -1;
-    uc->body_len += n;
-    uc->in_len = raw + n + (r > 0 ? (size_t)r : 0);
-    if (uc->body_len > max)
-      return -1;
-    if (r == -2)
-      return 1;
-    uc->leftover = (size_t)r;
-    return 0;
-  }
-  if (uc->until_close) {
-    uc->body_len = uc->in_len - uc->head_len;
-    return uc->body_len > max ? -1 : 1; /* complete at EOF */
-  }
-  if (uc->content_length > max)
-    return -1;
-  if (uc->in_len - uc->head_len < uc->content_length)
-    return 1;
-  uc->body_len = uc->content_length;
-  uc->leftover = uc->in_len - uc->head_len - uc->content_length;
-  return 0;
-}
-
-/* Hands the complete response to the client, then pools the connection. */
+/* The exchange ended: the client's answer is completed (or, with no body,
+ * made now), the connection pooled. */
 static void up_complete(struct upconn *uc)
 {
   struct preq *r = uc->req;
   struct gs_http_conn *client = r->client;
   struct pworker *wk = uc->wk;
   uint64_t us = gs_loop_now_us() - r->start_us;
+  bool started = r->started;
   wk->fails = 0;
   hist_add(&wk->latency, us);
   hist_add(&r->p->latency, us);
+  /* answered before the request was all sent (or read): the connection
+   * is mid-request, so it cannot be reused */
+  if (!r->body_done || uc->sent < r->base + r->out_len)
+    uc->keep = false;
   req_detach(r);
   req_free(r);
-  /* The connection is out of every list while the answer is copied out of
-   * its buffer, so a pipelined request dispatched meanwhile cannot take it. */
-  gs_http_respond(client, uc->status, uc->ctype, uc->extra, uc->in + uc->head_len, uc->body_len);
+  /* The connection is out of every list while the answer ends, so a
+   * pipelined request dispatched meanwhile cannot take it. */
+  if (started)
+    gs_http_respond_end(client);
+  else
+    gs_http_respond(client, uc->status, uc->ctype, uc->extra, NULL, 0);
   up_release(uc);
 }
 
+/* Passes the body bytes of the last read on to the client; at the answer's
+ * end completes it, and stops reading while the client lags. */
+static void up_body(struct upconn *uc)
+{
+  size_t n = uc->in_len, queued;
+  ssize_t rc;
+  bool end = false;
+  if (uc->chunked) {
+    if ((rc = phr_decode_chunked(&uc->dec.d, uc->in, &n)) == -1) {
+      up_failed_late(uc, "malformed chunked response");
+      return;
+    }
+    end = rc >= 0;
+    uc->leftover = end ? (size_t)rc : 0;
+  } else if (!uc->until_close) {
+    if (n > uc->content_length - uc->body_len)
+      n = uc->content_length - uc->body_len;
+    uc->leftover = uc->in_len - n;
+    end = uc->body_len + n == uc->content_length;
+  }
+  uc->body_len += n;
+  uc->in_len = 0;
+  queued = gs_http_respond_data(uc->req->client, uc->in, n);
+  if (end) {
+    up_complete(uc);
+  } else if (queued >= STREAM_HIGH) {
+    uc->paused = true; /* on_client_drain resumes */
+    gs_loop_del(uc->p->loop, uc->fd, GS_LOOP_READABLE);
+  }
+}
+
+/* The head is parsed: the answer begins (whole when it has no body). */
+static void up_head(struct upconn *uc)
+{
+  struct preq *r = uc->req;
+  int64_t len = uc->chunked || uc->until_close ? -1 : (int64_t)uc->content_length;
+  if (uc->no_body) {
+    uc->leftover = uc->in_len - uc->head_len;
+    up_complete(uc);
+    return;
+  }
+  r->started = true;
+  gs_http_respond_start(r->client, uc->status, uc->ctype, uc->extra, len);
+  uc->in_len -= uc->head_len;
+  memmove(uc->in, uc->in + uc->head_len, uc->in_len);
+  up_body(uc);
+}
+
+/* Room to read into: the head may take UP_MAX_HEAD, body bytes leave at once. */
 static bool in_reserve(struct upconn *uc)
 {
-  size_t limit = uc->p->cfg.limits.max_body + UP_MAX_HEAD + UP_READ_MIN, cap;
+  size_t limit = UP_MAX_HEAD + UP_READ_MIN, cap;
   char *q;
   if (uc->in_cap - uc->in_len >= UP_READ_MIN)
     return true;
@@ -762,7 +809,7 @@ static void up_read(struct upconn *uc)
   ssize_t n;
   int rc;
   if (!in_reserve(uc)) {
-    up_failed_late(uc, "response larger than the proxy accepts");
+    up_failed_late(uc, "response head larger than the proxy accepts");
     return;
   }
   n = recv(uc->fd, uc->in + uc->in_len, uc->in_cap - uc->in_len, 0);
@@ -778,8 +825,10 @@ static void up_read(struct upconn *uc)
     return;
   }
   uc->in_len += (size_t)n;
-  if ((rc = parse_up(uc)) == 0)
-    up_complete(uc);
+  if (uc->head_done)
+    up_body(uc);
+  else if ((rc = parse_up_head(uc)) == 0)
+    up_head(uc);
   else if (rc < 0)
     up_failed_late(uc, "malformed or oversized HTTP response");
 }
@@ -817,41 +866,149 @@ static bool is_hop_request_header(const struct gs_http_header *h)
   return false;
 }
 
-/* The request as the worker gets it, in r->out (grown if needed): HTTP/1.1,
- * kept alive, the (decoded) body framed by Content-Length. One copy of the
- * body: buffered mode. false on no memory. */
-static bool build_upstream(struct preq *r, const struct gs_http_request *q)
+/* Room for more bytes in r->out; false on no memory. */
+static bool out_room(struct preq *r, size_t more)
 {
-  size_t cap = q->method_len + q->path_len + 64 + q->body_len, o;
-  char *out;
+  size_t cap = r->out_cap ? r->out_cap : 4096;
+  char *q;
+  if (r->out_len + more <= r->out_cap)
+    return true;
+  while (cap < r->out_len + more)
+    cap *= 2;
+  if (!(q = realloc(r->out, cap)))
+    return false;
+  r->out = q;
+  r->out_cap = cap;
+  return true;
+}
+
+static void out_add(struct preq *r, const void *data, size_t len)
+{
+  memcpy(r->out + r->out_len, data, len);
+  r->out_len += len;
+}
+
+/* The request head as the worker gets it, in r->out: HTTP/1.1, kept alive,
+ * the body framed as the client framed it (chunks are re-chunked, so the
+ * Content-Length or chunked framing passes through). false on no memory. */
+static bool build_head(struct preq *r, const struct gs_http_request *q)
+{
+  const struct gs_http_header *cl = gs_http_header_find(q, "content-length");
+  size_t cap = q->method_len + q->path_len + 64 + (cl ? cl->value_len : 0);
   for (size_t i = 0; i < q->nheaders; i++)
     cap += q->headers[i].name_len + q->headers[i].value_len + 4;
-  if (cap > r->out_cap) {
-    free(r->out);
-    r->out_cap = 0;
-    if (!(r->out = malloc(cap)))
-      return false;
-    r->out_cap = cap;
-  }
-  out = r->out;
-  o = (size_t)sprintf(out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
-                      (int)q->path_len, q->path);
+  r->out_len = 0;
+  if (!out_room(r, cap))
+    return false;
+  r->out_len = (size_t)sprintf(r->out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
+                               (int)q->path_len, q->path);
   for (size_t i = 0; i < q->nheaders; i++) {
     const struct gs_http_header *h = &q->headers[i];
     if (is_hop_request_header(h))
       continue;
-    memcpy(out + o, h->name, h->name_len);
-    o += h->name_len;
-    memcpy(out + o, ": ", 2);
-    memcpy(out + o + 2, h->value, h->value_len);
-    o += 2 + h->value_len;
-    memcpy(out + o, "\r\n", 2);
-    o += 2;
+    out_add(r, h->name, h->name_len);
+    out_add(r, ": ", 2);
+    out_add(r, h->value, h->value_len);
+    out_add(r, "\r\n", 2);
   }
-  o += (size_t)sprintf(out + o, "Content-Length: %zu\r\n\r\n", q->body_len);
-  memcpy(out + o, q->body, q->body_len);
-  r->out_len = o + q->body_len;
+  r->chunked = q->body_follows && !cl; /* the HTTP server takes chunked or a length */
+  if (r->chunked)
+    out_add(r, "Transfer-Encoding: chunked\r\n\r\n", 30);
+  else if (cl)
+    r->out_len += (size_t)sprintf(r->out + r->out_len, "Content-Length: %.*s\r\n\r\n",
+                                  (int)cl->value_len, cl->value);
+  else
+    out_add(r, "Content-Length: 0\r\n\r\n", 21);
   return true;
+}
+
+/* Appends body bytes (framed) to r->out; past RETRY_KEEP the bytes already
+ * sent go first, which ends the retry. false on no memory. */
+static bool out_body(struct preq *r, const char *data, size_t len, bool end)
+{
+  char size[24];
+  int sl = r->chunked && len ? snprintf(size, sizeof(size), "%zx\r\n", len) : 0;
+  struct upconn *uc = r->uc;
+  size_t need = (size_t)sl + len + 2 + (end && r->chunked ? 5 : 0);
+  if (r->out_len + need > RETRY_KEEP && uc && uc->sent > r->base) {
+    size_t done = uc->sent - r->base;
+    memmove(r->out, r->out + done, r->out_len - done);
+    r->out_len -= done;
+    r->base += done;
+  }
+  if (!out_room(r, need))
+    return false;
+  out_add(r, size, (size_t)sl);
+  out_add(r, data, len);
+  if (sl)
+    out_add(r, "\r\n", 2);
+  if (end && r->chunked)
+    out_add(r, "0\r\n\r\n", 5);
+  return true;
+}
+
+/* The client's body failed (status 400, 408, 413) or could not be held:
+ * the worker has part of a request, so its connection goes too. */
+static void req_abandon(struct preq *r, int status)
+{
+  struct upconn *uc = req_detach(r);
+  if (uc)
+    up_close(uc);
+  req_error(r, status, "%s",
+            status == 413   ? "request body larger than the proxy accepts"
+            : status == 408 ? "the request was not received in time"
+            : status == 400 ? "malformed or truncated request body"
+                            : "out of memory forwarding a request body");
+}
+
+/* Body bytes from the client: queued after what the worker has not taken
+ * yet; the client is paused while STREAM_HIGH bytes wait. The request goes
+ * out with its first body bytes (one send for a small request). */
+static void on_body(void *user, struct gs_http_conn *conn, const char *data, size_t len,
+                    int status)
+{
+  struct preq *r = user;
+  if (!r) { /* the handler answered already: nothing waits for this body */
+    if (status > GS_HTTP_BODY_END)
+      gs_http_respond_error(conn, status, "request body failed");
+    return;
+  }
+  if (status > GS_HTTP_BODY_END) {
+    req_abandon(r, status);
+    return;
+  }
+  if (!out_body(r, data, len, status == GS_HTTP_BODY_END)) {
+    req_abandon(r, 500);
+    return;
+  }
+  r->body_done = status == GS_HTTP_BODY_END;
+  if (!r->attempts) {
+    dispatch(r, NULL);
+    return;
+  }
+  if (!r->uc)
+    return;
+  if (!up_write(r->uc)) {
+    up_failed_early(r->uc);
+    return;
+  }
+  if (r->uc && r->base + r->out_len - r->uc->sent >= STREAM_HIGH && !r->paused) {
+    r->paused = true; /* up_write resumes once all is sent */
+    gs_http_pause(conn, true);
+  }
+}
+
+/* The client took a streamed answer's queued bytes: read its worker again. */
+static void on_client_drain(void *user, struct gs_http_conn *conn)
+{
+  struct preq *r = user;
+  struct upconn *uc = r ? r->uc : NULL;
+  (void)conn;
+  if (!uc || !uc->paused)
+    return;
+  uc->paused = false;
+  /* a failure here leaves it unread: the worker timeout ends the request */
+  gs_loop_add(NULL, uc->p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc);
 }
 
 /* One histogram in Prometheus text: cumulative buckets, sum, count.
@@ -962,13 +1119,12 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     return;
   }
   p->requests++;
-  if (!(r = req_new(p)) || !build_upstream(r, q)) {
+  if (!(r = req_new(p)) || !build_head(r, q)) {
     if (r)
       free(r->out);
     free(r);
     p->errors++;
-    gs_http_respond_error(conn, 500, "out of memory forwarding a request of %zu bytes",
-                          q->body_len);
+    gs_http_respond_error(conn, 500, "out of memory forwarding a request");
     return;
   }
   r->p = p;
@@ -980,7 +1136,10 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     p->reqs->prev = r;
   p->reqs = r;
   p->nreqs++;
-  dispatch(r, NULL);
+  gs_http_bind(conn, r);
+  r->body_done = !q->body_follows;
+  if (r->body_done)
+    dispatch(r, NULL); /* else with the first body bytes (on_body) */
 }
 
 /* ---- life ---- */
@@ -1024,6 +1183,7 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
     gs_proxy_free(p);
     return rc;
   }
+  gs_http_server_stream(p->http, on_body, on_client_drain);
   *out = p;
   return 0;
 }
