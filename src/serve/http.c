@@ -626,6 +626,8 @@ static bool process(struct gs_http_conn *c)
   c->flags |= F_IN_PROCESS;
   while (step(c) && !(c->flags & F_DEAD))
     ;
+  if (c->state == ST_STREAM && (c->flags & F_PEER_EOF))
+    body_fail(c, 400); /* the body was cut short (its answer must not re-enter here) */
   c->flags &= ~F_IN_PROCESS;
   if (c->flags & F_DEAD)
     return false; /* the handler still holds it */
@@ -634,8 +636,6 @@ static bool process(struct gs_http_conn *c)
   if ((c->state == ST_HEAD || c->state == ST_BODY) && (c->flags & F_PEER_EOF))
     /* nothing more can complete */
     c->flags |= F_CLOSE_AFTER;
-  if (c->state == ST_STREAM && (c->flags & F_PEER_EOF))
-    body_fail(c, 400); /* the body was cut short */
   return conn_flush(c);
 }
 
@@ -684,11 +684,9 @@ void gs_http_respond_start(struct gs_http_conn *c, int status, const char *conte
         c->flags |= F_OUT_CHUNKED;
   else
     c->keep_alive = false; /* an HTTP/1.0 client: the end of the body is the close */
-  if (!send_head(c, status, content_type, extra, framing, 0)) {
+  if (!send_head(c, status, content_type, extra, framing, 0))
     conn_close(c); /* out of memory: the peer sees the connection end */
-    return;
-  }
-  conn_flush(c);
+  /* the head goes out with the first body bytes (gs_http_respond_data) */
 }
 
 size_t gs_http_respond_data(struct gs_http_conn *c, const void *data, size_t len)
@@ -698,16 +696,18 @@ size_t gs_http_respond_data(struct gs_http_conn *c, const void *data, size_t len
   if (c->state != ST_HANDLER || !(c->flags & F_OUT_STREAM) || c->fd < 0)
     return 0; /* gone (or in memory): the bytes are dropped */
   if (!len || c->head_method)
-    return c->out_len - c->out_off;
-  if (c->flags & F_OUT_CHUNKED)
+    len = 0; /* still flushes: the head may wait */
+  else if (c->flags & F_OUT_CHUNKED)
     sl = snprintf(size, sizeof(size), "%zx\r\n", len);
-  if (!out_reserve(c, (size_t)sl + len + 2)) {
+  if (len && !out_reserve(c, (size_t)sl + len + 2)) {
     conn_close(c);
     return 0;
   }
-  memcpy(c->out + c->out_len, size, (size_t)sl);
-  memcpy(c->out + c->out_len + sl, data, len);
-  c->out_len += (size_t)sl + len;
+  if (len) {
+    memcpy(c->out + c->out_len, size, (size_t)sl);
+    memcpy(c->out + c->out_len + sl, data, len);
+    c->out_len += (size_t)sl + len;
+  }
   if (sl)
     memcpy(c->out + c->out_len, "\r\n", 2), c->out_len += 2;
   if (!conn_flush(c) || c->fd < 0)
