@@ -790,10 +790,14 @@ static bool in_reserve(struct gs_http_conn *c)
 {
   const struct gs_http_limits *l = &c->srv->lim;
   size_t limit = l->max_header + l->max_body + READ_CHUNK, cap;
+  /* a streamed body leaves the buffer at each read: read it in large pieces */
+  size_t want = c->state == ST_STREAM ? READ_CHUNK : READ_CHUNK / 4;
   char *p;
-  if (c->in_cap - c->in_len >= READ_CHUNK / 4 || c->in_cap >= limit)
+  if (c->in_cap - c->in_len >= want || c->in_cap >= limit)
     return c->in_len < c->in_cap;
   cap = c->in_cap ? c->in_cap * 2 : 8192;
+  while (cap < c->in_len + want && cap < limit)
+    cap *= 2;
   if (cap > limit)
     cap = limit;
   if (!(p = realloc(c->in, cap)))

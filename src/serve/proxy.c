@@ -894,7 +894,10 @@ static void out_add(struct preq *r, const void *data, size_t len)
 static bool build_head(struct preq *r, const struct gs_http_request *q)
 {
   const struct gs_http_header *cl = gs_http_header_find(q, "content-length");
-  size_t cap = q->method_len + q->path_len + 64 + (cl ? cl->value_len : 0);
+  size_t cap = q->method_len + q->path_len + 64, body = 0;
+  /* room for the body kept for a retry at once, not grown piece by piece */
+  if (cl && parse_len(cl->value, cl->value_len, &body))
+    cap += cl->value_len + (body < RETRY_KEEP ? body : RETRY_KEEP);
   for (size_t i = 0; i < q->nheaders; i++)
     cap += q->headers[i].name_len + q->headers[i].value_len + 4;
   r->out_len = 0;
