@@ -4,7 +4,9 @@
  * bounded: backpressure reaches the worker), a worker that dies in the
  * middle of the request body (retried within the 1 MiB kept, 502 past it)
  * and one that dies in the middle of its answer (the client's connection
- * closes short). */
+ * closes short); the client-side limits while a body streams (413 for a
+ * Content-Length or a chunked body over the limit, the slowloris timeout
+ * cutting a stalled body and the worker connection carrying it). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +72,7 @@ struct raw {
   char head[128];
   size_t head_len, sent; /* answer bytes sent (head included) */
   bool dead;
+  bool eof; /* the proxy closed its connection */
 };
 
 static void raw_init(struct raw *b, size_t body_len)
@@ -120,6 +123,8 @@ static void raw_pump(struct raw *b)
       return;
     }
   }
+  if (n == 0)
+    b->eof = true;
   while (b->body_len && b->got && b->sent < b->head_len + b->body_len) {
     size_t o = b->sent;
     const char *src = o < b->head_len ? b->head + o : b->body + (o - b->head_len);
@@ -146,15 +151,18 @@ struct env {
   unsigned echo_port;
 };
 
-/* Round-robin: the first request goes to worker 0 (the one that fails). */
-static void env_init(struct env *e)
+/* Round-robin: the first request goes to worker 0 (the one that fails).
+ * max_body 0: the default; read_timeout_ms 0: long (sanitized builds are slow). */
+static void env_init_limits(struct env *e, size_t max_body, unsigned read_timeout_ms)
 {
   struct gs_proxy_config cfg = {.nworkers = 2, .policy = GS_PROXY_RR,
                                  .worker_timeout_ms = 120000};
   struct gs_err err = {0};
   int fd;
   gs_http_limits_default(&cfg.limits);
-  cfg.limits.read_timeout_ms = 120000; /* slow sanitized builds: no timeout is under test */
+  cfg.limits.read_timeout_ms = read_timeout_ms ? read_timeout_ms : 120000;
+  if (max_body)
+    cfg.limits.max_body = max_body;
   memset(e, 0, sizeof(*e));
   assert_int_equal(gs_loop_new(&err, 1024, &e->loop), 0);
   assert_int_equal(gs_proxy_new(&err, e->loop, &cfg, &e->proxy), 0);
@@ -163,6 +171,11 @@ static void env_init(struct env *e)
   assert_int_equal(gs_http_server_new(&err, e->loop, NULL, echo_handle, NULL, &e->echo), 0);
   assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->echo_port), 0);
   assert_int_equal(gs_http_server_listen_fd(&err, e->echo, fd), 0);
+}
+
+static void env_init(struct env *e)
+{
+  env_init_limits(e, 0, 0);
 }
 
 static void env_free(struct env *e)
@@ -462,6 +475,69 @@ static void test_worker_dies_mid_response(void **state)
   env_free(&e);
 }
 
+/* Body limits while streaming: a Content-Length over the limit is refused
+ * before anything reaches a worker; a chunked body passing it mid-way gets
+ * 413 and its worker connection is closed. */
+static void test_body_limit_while_streaming(void **state)
+{
+  struct env e;
+  struct raw b;
+  struct client c;
+  size_t n, len;
+  char *req, *body;
+  uint64_t deadline;
+  (void)state;
+  env_init_limits(&e, 1u << 20, 0);
+  raw_init(&b, 0);
+  gs_proxy_worker_set(e.proxy, 0, b.port, true);
+  req = post("/", 2u << 20, &n);
+  client_open(&c, e.port, req, n);
+  run(&e, &c, &b);
+  assert_int_equal(answer(&c, &body, &len), 413);
+  assert_int_equal(b.got, 0);
+  client_free(&c);
+  free(req);
+  req = post_chunked("/", 3u << 20, &n);
+  client_open(&c, e.port, req, n);
+  run(&e, &c, &b);
+  assert_int_equal(answer(&c, &body, &len), 413);
+  for (deadline = gs_loop_now_us() + DEADLINE_US; !b.eof && gs_loop_now_us() < deadline;) {
+    gs_loop_run_once(e.loop, 1);
+    raw_pump(&b);
+  }
+  assert_true(b.got > 0 && b.eof); /* it had the start; its connection is gone */
+  client_free(&c);
+  free(req);
+  raw_free(&b);
+  env_free(&e);
+}
+
+/* Slowloris while a body streams: the head and a few body bytes, then
+ * nothing; the read timeout ends the client's connection and the worker's. */
+static void test_slowloris_while_streaming(void **state)
+{
+  static const char req[] = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789";
+  struct env e;
+  struct raw b;
+  struct client c;
+  uint64_t deadline;
+  (void)state;
+  env_init_limits(&e, 0, 300);
+  raw_init(&b, 0);
+  gs_proxy_worker_set(e.proxy, 0, b.port, true);
+  client_open(&c, e.port, req, sizeof(req) - 1);
+  run(&e, &c, &b);
+  for (deadline = gs_loop_now_us() + DEADLINE_US; !b.eof && gs_loop_now_us() < deadline;) {
+    gs_loop_run_once(e.loop, 1);
+    raw_pump(&b);
+  }
+  assert_true(b.got > 0 && b.eof);
+  assert_int_equal(gs_proxy_inflight(e.proxy), 0);
+  client_free(&c);
+  raw_free(&b);
+  env_free(&e);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -471,6 +547,8 @@ int main(void)
       cmocka_unit_test(test_worker_dies_mid_request_body),
       cmocka_unit_test(test_worker_dies_past_retry_buffer),
       cmocka_unit_test(test_worker_dies_mid_response),
+      cmocka_unit_test(test_body_limit_while_streaming),
+      cmocka_unit_test(test_slowloris_while_streaming),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
