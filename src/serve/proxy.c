@@ -10,16 +10,29 @@
  * the client as it comes, and either side stops being read while the other
  * holds STREAM_HIGH unsent bytes. The first RETRY_KEEP bytes of a request are
  * kept for the retry. It knows worker ids and ports, not processes: the
- * supervisor or a static list tells it who is ready. */
+ * supervisor or a static list tells it who is ready.
+ * Threads: with cfg.threads > 1 the proxy on the caller's loop (the main
+ * one) has shards, each a proxy of its own on its own loop and thread,
+ * accepting from the same listening socket, with its own requests and
+ * upstream pools. The main proxy alone is changed through the interface;
+ * each change is copied into every shard on its thread (under the main
+ * proxy's mutex, woken by an eventfd) before the call returns. Counters and
+ * histograms are written by their own thread and read by any (relaxed
+ * atomics, single writer); a worker's in-flight count is shared by all
+ * threads (atomic adds) so that p2c and the in-flight limit see the whole. */
 #include "serve/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +46,9 @@
 #define RETRY_KEEP (1024u << 10)
 /* Unsent bytes one side may queue before the other stops being read. */
 #define STREAM_HIGH (256u << 10)
+/* Workers whose in-flight count all threads share; later ids count per thread. */
+#define SHARED_MAX 4096u
+#define SHARD_LOOP_FDS 65536 /* as serve's own loop: fds below its raised limit */
 
 /* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
  * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
@@ -76,7 +92,9 @@ struct pworker {
   bool ready, ejected;
   uint64_t eject_timer;
   enum gs_proxy_admin admin;
-  unsigned inflight, fails;
+  uint64_t sets;      /* main: gs_proxy_worker_set calls; shard: those applied */
+  unsigned restarts;  /* main: the supervisor's count at the last set (for shards' /metrics) */
+  unsigned inflight, fails; /* inflight: this thread's */
   uint64_t requests, errors;
   struct hist latency; /* of the answers it gave */
   struct upconn *idle;
@@ -118,7 +136,46 @@ struct gs_proxy {
   uint64_t rng, rr;
   uint64_t requests, errors;
   struct hist latency; /* of every answer, the proxy's own errors included */
+  /* threads (see the top of the file) */
+  struct gs_proxy *main;     /* itself for the main proxy */
+  struct gs_proxy **shards;  /* main: the other threads' proxies */
+  size_t nshards;
+  unsigned *shared;          /* main's: per worker id below SHARED_MAX, requests in flight */
+  pthread_mutex_t mu;        /* main's: its pool's fields, shards' worker arrays, gen */
+  pthread_cond_t cond;       /* main's: a shard applied a generation */
+  uint64_t gen;              /* main: changes made; shard: changes applied */
+  bool draining, stop;       /* main: drained; shard: told to end its loop */
+  bool running;              /* shard: its thread runs */
+  int efd;                   /* shard: the main proxy's wake-up */
+  pthread_t thread;
 };
+
+/* Counters written by one thread and read by others. */
+static void cnt_add(uint64_t *c, uint64_t v)
+{
+  __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static uint64_t cnt_get(const uint64_t *c)
+{
+  return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static void inflight_add(struct gs_proxy *p, struct pworker *wk, int d)
+{
+  __atomic_store_n(&wk->inflight, __atomic_load_n(&wk->inflight, __ATOMIC_RELAXED) + (unsigned)d,
+                   __ATOMIC_RELAXED);
+  if (wk->id < SHARED_MAX)
+    __atomic_fetch_add(&p->main->shared[wk->id], (unsigned)d, __ATOMIC_RELAXED);
+}
+
+/* Requests in flight to wk from every thread (from this one past SHARED_MAX). */
+static unsigned inflight_of(const struct gs_proxy *p, const struct pworker *wk)
+{
+  if (wk->id < SHARED_MAX)
+    return __atomic_load_n(&p->main->shared[wk->id], __ATOMIC_RELAXED);
+  return wk->inflight;
+}
 
 static void up_close(struct upconn *uc);
 static void dispatch(struct preq *r, struct pworker *avoid);
@@ -126,9 +183,19 @@ static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
 
 /* ---- workers ---- */
 
+static bool ejected(const struct pworker *wk)
+{
+  return __atomic_load_n(&wk->ejected, __ATOMIC_RELAXED);
+}
+
+static void set_ejected(struct pworker *wk, bool e)
+{
+  __atomic_store_n(&wk->ejected, e, __ATOMIC_RELAXED);
+}
+
 static bool usable(const struct pworker *wk)
 {
-  return wk->ready && !wk->ejected && wk->port && wk->admin == GS_PROXY_ENABLED;
+  return wk->ready && !ejected(wk) && wk->port && wk->admin == GS_PROXY_ENABLED;
 }
 
 static void hist_add(struct hist *h, uint64_t us)
@@ -136,9 +203,9 @@ static void hist_add(struct hist *h, uint64_t us)
   size_t i = 0;
   while (i < GS_NITEMS(hist_le_us) && us > hist_le_us[i])
     i++;
-  h->bucket[i]++;
-  h->count++;
-  h->sum_us += us;
+  cnt_add(&h->bucket[i], 1);
+  cnt_add(&h->count, 1);
+  cnt_add(&h->sum_us, us);
 }
 
 static void drop_idle(struct pworker *wk)
@@ -157,7 +224,7 @@ static int64_t on_readmit(struct gs_loop *loop, uint64_t id, void *data)
   (void)loop;
   (void)id;
   wk->eject_timer = 0;
-  wk->ejected = false;
+  set_ejected(wk, false);
   wk->fails = 0;
   if (wk->p->cfg.on_eject)
     wk->p->cfg.on_eject(wk->p->cfg.ctx, wk->id, false);
@@ -168,22 +235,19 @@ static int64_t on_readmit(struct gs_loop *loop, uint64_t id, void *data)
  * row take it out of the pool for eject_ms, as Envoy's outlier detection. */
 static void worker_failed(struct gs_proxy *p, struct pworker *wk)
 {
-  wk->errors++;
-  if (++wk->fails < p->cfg.eject_after || wk->ejected)
+  cnt_add(&wk->errors, 1);
+  if (++wk->fails < p->cfg.eject_after || ejected(wk))
     return;
-  wk->ejected = true;
+  set_ejected(wk, true);
   drop_idle(wk);
   wk->eject_timer = gs_loop_timer_add(p->loop, p->cfg.eject_ms * 1000ull, on_readmit, wk);
   if (p->cfg.on_eject)
     p->cfg.on_eject(p->cfg.ctx, wk->id, true);
 }
 
-void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready)
+static void worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready)
 {
-  struct pworker *wk;
-  if (w >= p->cfg.nworkers)
-    return;
-  wk = p->w[w];
+  struct pworker *wk = p->w[w];
   if (wk->port != port)
     drop_idle(wk); /* a restarted worker may listen elsewhere */
   wk->port = port;
@@ -192,52 +256,21 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
   if (wk->eject_timer)
     gs_loop_timer_del(p->loop, wk->eject_timer);
   wk->eject_timer = 0;
-  wk->ejected = false;
+  set_ejected(wk, false);
   if (!ready)
     drop_idle(wk);
 }
 
-bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
+static void worker_admin_local(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
 {
-  return w < p->cfg.nworkers && usable(p->w[w]);
-}
-
-const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
-{
-  switch (a) {
-  case GS_PROXY_ENABLED: return "enabled";
-  case GS_PROXY_DRAINING: return inflight ? "draining" : "drained";
-  case GS_PROXY_DISABLED: return "disabled";
-  }
-  return "unknown";
-}
-
-int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
-{
-  if (w >= p->cfg.nworkers)
-    return GS_E_NOT_FOUND;
   p->w[w]->admin = a;
   /* Drained or disabled: its pooled connections go now; those carrying a
    * request finish it and close (up_release sees it unusable). */
   if (a != GS_PROXY_ENABLED)
     drop_idle(p->w[w]);
-  return 0;
 }
 
-int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out)
-{
-  const struct pworker *wk;
-  if (w >= p->cfg.nworkers)
-    return GS_E_NOT_FOUND;
-  wk = p->w[w];
-  *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
-                                        .ejected = wk->ejected, .in_pool = usable(wk),
-                                        .admin = wk->admin, .inflight = wk->inflight,
-                                        .requests = wk->requests, .errors = wk->errors};
-  return 0;
-}
-
-int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
+static int add_worker_local(struct gs_proxy *p, size_t *w)
 {
   struct pworker *wk;
   if (p->cfg.nworkers == p->cap) {
@@ -261,14 +294,165 @@ int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
   return 0;
 }
 
+/* Shard side: makes its pool what the main proxy's is (main's mutex held). */
+static void shard_apply(struct gs_proxy *s)
+{
+  struct gs_proxy *m = s->main;
+  size_t w;
+  while (s->cfg.nworkers < m->cfg.nworkers && add_worker_local(s, &w) == 0)
+    ;
+  for (size_t i = 0; i < s->cfg.nworkers; i++) {
+    const struct pworker *mw = m->w[i];
+    if (s->w[i]->sets != mw->sets) {
+      s->w[i]->sets = mw->sets;
+      worker_set_local(s, i, mw->port, mw->ready);
+    }
+    if (s->w[i]->admin != mw->admin)
+      worker_admin_local(s, i, mw->admin);
+  }
+  s->cfg.policy = m->cfg.policy;
+  s->cfg.max_inflight = m->cfg.max_inflight;
+  s->cfg.worker_timeout_ms = m->cfg.worker_timeout_ms;
+  if (m->draining && !s->draining) {
+    s->draining = true;
+    if (s->listen_fd >= 0)
+      gs_loop_del(s->loop, s->listen_fd, GS_LOOP_READABLE);
+  }
+  if (s->stop)
+    gs_loop_stop(s->loop);
+  s->gen = m->gen;
+}
+
+static void on_sync(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct gs_proxy *s = data;
+  uint64_t v;
+  (void)loop;
+  (void)mask;
+  if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+    return;
+  pthread_mutex_lock(&s->main->mu);
+  shard_apply(s);
+  pthread_cond_broadcast(&s->main->cond);
+  pthread_mutex_unlock(&s->main->mu);
+}
+
+/* Main side, mutex held: a change was made; returns once every running
+ * shard applied it (the pool is the same in every thread from then on). */
+static void publish(struct gs_proxy *m)
+{
+  uint64_t one = 1;
+  m->gen++;
+  for (size_t i = 0; i < m->nshards; i++)
+    if (m->shards[i]->running) /* EAGAIN: a wake-up is pending already */
+      (void)!write(m->shards[i]->efd, &one, sizeof(one));
+  for (size_t i = 0; i < m->nshards; i++)
+    while (m->shards[i]->running && m->shards[i]->gen < m->gen)
+      pthread_cond_wait(&m->cond, &m->mu);
+}
+
+void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready)
+{
+  struct gs_super_info info;
+  if (w >= p->cfg.nworkers)
+    return;
+  pthread_mutex_lock(&p->mu);
+  worker_set_local(p, w, port, ready);
+  p->w[w]->sets++;
+  if (p->cfg.super && gs_super_info(p->cfg.super, w, &info) == 0)
+    p->w[w]->restarts = info.restarts;
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
+}
+
+bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
+{
+  return w < p->cfg.nworkers && usable(p->w[w]);
+}
+
+const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
+{
+  switch (a) {
+  case GS_PROXY_ENABLED: return "enabled";
+  case GS_PROXY_DRAINING: return inflight ? "draining" : "drained";
+  case GS_PROXY_DISABLED: return "disabled";
+  }
+  return "unknown";
+}
+
+int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
+{
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  pthread_mutex_lock(&p->mu);
+  worker_admin_local(p, w, a);
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
+  return 0;
+}
+
+/* Worker w's requests and errors summed over every thread (mutex held). */
+static void worker_sums(const struct gs_proxy *m, size_t w, uint64_t *requests, uint64_t *errors)
+{
+  *requests = cnt_get(&m->w[w]->requests);
+  *errors = cnt_get(&m->w[w]->errors);
+  for (size_t i = 0; i < m->nshards; i++)
+    if (w < m->shards[i]->cfg.nworkers) {
+      *requests += cnt_get(&m->shards[i]->w[w]->requests);
+      *errors += cnt_get(&m->shards[i]->w[w]->errors);
+    }
+}
+
+/* Worker w's requests in flight over every thread (mutex held). */
+static unsigned worker_inflight(const struct gs_proxy *m, size_t w)
+{
+  unsigned n;
+  if (w < SHARED_MAX)
+    return inflight_of(m, m->w[w]);
+  n = __atomic_load_n(&m->w[w]->inflight, __ATOMIC_RELAXED);
+  for (size_t i = 0; i < m->nshards; i++)
+    if (w < m->shards[i]->cfg.nworkers)
+      n += __atomic_load_n(&m->shards[i]->w[w]->inflight, __ATOMIC_RELAXED);
+  return n;
+}
+
+int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out)
+{
+  const struct pworker *wk;
+  struct gs_proxy *m = (struct gs_proxy *)p; /* the mutex only */
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  wk = p->w[w];
+  pthread_mutex_lock(&m->mu);
+  *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
+                                        .ejected = ejected(wk), .in_pool = usable(wk),
+                                        .admin = wk->admin, .inflight = worker_inflight(p, w)};
+  worker_sums(p, w, &out->requests, &out->errors);
+  pthread_mutex_unlock(&m->mu);
+  return 0;
+}
+
+int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
+{
+  int rc;
+  pthread_mutex_lock(&p->mu);
+  if ((rc = add_worker_local(p, w)) == 0)
+    publish(p);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
 void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsigned max_inflight,
                           unsigned worker_timeout_ms)
 {
+  pthread_mutex_lock(&p->mu);
   p->cfg.policy = policy;
   if (max_inflight)
     p->cfg.max_inflight = max_inflight;
   if (worker_timeout_ms)
     p->cfg.worker_timeout_ms = worker_timeout_ms;
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
 }
 
 size_t gs_proxy_count(const struct gs_proxy *p)
@@ -294,14 +478,15 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
     struct pworker *wk = p->w[i];
     if (!usable(wk))
       continue;
-    if (wk->inflight >= p->cfg.max_inflight)
+    if (inflight_of(p, wk) >= p->cfg.max_inflight)
       *busy = true;
     else if (wk != avoid)
       p->cand[n++] = i;
   }
   if (!n)
-    return avoid && usable(avoid) && avoid->inflight < p->cfg.max_inflight ? p->w[avoid->id]
-                                                                             : NULL;
+    return avoid && usable(avoid) && inflight_of(p, avoid) < p->cfg.max_inflight
+               ? p->w[avoid->id]
+               : NULL;
   if (p->cfg.policy == GS_PROXY_RR)
     return p->w[p->cand[p->rr++ % n]];
   if (n == 1)
@@ -310,8 +495,8 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
   b = next_rand(p) % (n - 1);
   if (b >= a)
     b++;
-  return p->w[p->cand[b]]->inflight < p->w[p->cand[a]]->inflight ? p->w[p->cand[b]]
-                                                                 : p->w[p->cand[a]];
+  return inflight_of(p, p->w[p->cand[b]]) < inflight_of(p, p->w[p->cand[a]]) ? p->w[p->cand[b]]
+                                                                             : p->w[p->cand[a]];
 }
 
 /* ---- upstream connections ---- */
@@ -406,7 +591,7 @@ static void req_free(struct preq *r)
     p->reqs = r->next;
   if (r->next)
     r->next->prev = r->prev;
-  p->nreqs--;
+  __atomic_store_n(&p->nreqs, p->nreqs - 1, __ATOMIC_RELAXED);
   if (p->nspare >= SPARE_REQS) {
     free(r->out);
     free(r);
@@ -452,7 +637,7 @@ static void req_error(struct preq *r, int status, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  r->p->errors++;
+  cnt_add(&r->p->errors, 1);
   hist_add(&r->p->latency, gs_loop_now_us() - r->start_us);
   req_free(r);
   if (started)
@@ -466,7 +651,7 @@ static struct upconn *req_detach(struct preq *r)
 {
   struct upconn *uc = r->uc;
   if (uc) {
-    uc->wk->inflight--;
+    inflight_add(r->p, uc->wk, -1);
     uc->req = NULL;
     r->uc = NULL;
   }
@@ -590,8 +775,8 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   }
   uc->req = r;
   r->uc = uc;
-  wk->inflight++;
-  wk->requests++;
+  inflight_add(p, wk, 1);
+  cnt_add(&wk->requests, 1);
   if (!r->timer)
     r->timer = gs_loop_timer_add(p->loop, p->cfg.worker_timeout_ms * 1000ull, on_req_timeout, r);
   if (uc->reused &&
@@ -1033,31 +1218,80 @@ static void hist_print(FILE *f, const char *name, const char *labels, const stru
           (unsigned long long)h->count);
 }
 
-/* A per-worker metric family: HELP, TYPE, one line per worker. */
-static void family(FILE *f, const struct gs_proxy *p, const char *name, const char *type,
-                   const char *help, unsigned long long (*value)(const struct pworker *))
+/* Adds h's counts (another thread's maybe) to sum. */
+static void hist_merge(struct hist *sum, const struct hist *h)
 {
-  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(p->w[i]));
+  for (size_t i = 0; i < NBUCKETS; i++)
+    sum->bucket[i] += cnt_get(&h->bucket[i]);
+  sum->count += cnt_get(&h->count);
+  sum->sum_us += cnt_get(&h->sum_us);
 }
 
-static unsigned long long v_requests(const struct pworker *w) { return w->requests; }
-static unsigned long long v_errors(const struct pworker *w) { return w->errors; }
-static unsigned long long v_inflight(const struct pworker *w) { return w->inflight; }
-static unsigned long long v_up(const struct pworker *w) { return usable(w); }
-
-static unsigned long long v_restarts(const struct pworker *w)
+/* A per-worker metric family: HELP, TYPE, one line per worker, summed
+ * over the threads (the main proxy m's mutex held). */
+static void family(FILE *f, const struct gs_proxy *m, const char *name, const char *type,
+                   const char *help, unsigned long long (*value)(const struct gs_proxy *, size_t))
 {
-  struct gs_super_info info;
-  return gs_super_info(w->p->cfg.super, w->id, &info) == 0 ? info.restarts : 0;
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  for (size_t i = 0; i < m->cfg.nworkers; i++)
+    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(m, i));
+}
+
+static unsigned long long v_requests(const struct gs_proxy *m, size_t w)
+{
+  uint64_t requests, errors;
+  worker_sums(m, w, &requests, &errors);
+  return requests;
+}
+
+static unsigned long long v_errors(const struct gs_proxy *m, size_t w)
+{
+  uint64_t requests, errors;
+  worker_sums(m, w, &requests, &errors);
+  return errors;
+}
+
+static unsigned long long v_inflight(const struct gs_proxy *m, size_t w)
+{
+  return worker_inflight(m, w);
+}
+
+static unsigned long long v_up(const struct gs_proxy *m, size_t w)
+{
+  return usable(m->w[w]);
+}
+
+static unsigned long long v_restarts(const struct gs_proxy *m, size_t w)
+{
+  return m->w[w]->restarts;
+}
+
+/* Every proxy of p's group: the main one, then its shards. */
+static const struct gs_proxy *group_at(const struct gs_proxy *m, size_t i)
+{
+  return i ? m->shards[i - 1] : m;
 }
 
 static void write_metrics(struct gs_proxy *p, FILE *f)
 {
+  struct gs_proxy *m = p->main;
+  uint64_t requests = 0, errors = 0;
   size_t inflight = 0;
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    inflight += p->w[i]->inflight;
+  struct hist total = {0};
+  struct gs_super_info info;
+  pthread_mutex_lock(&m->mu);
+  /* the main thread reads the supervisor live; others see it as of the
+   * worker's last change (the supervisor is the main thread's) */
+  for (size_t i = 0; p == m && m->cfg.super && i < m->cfg.nworkers; i++)
+    if (gs_super_info(m->cfg.super, i, &info) == 0)
+      m->w[i]->restarts = info.restarts;
+  for (size_t i = 0; i <= m->nshards; i++) {
+    requests += cnt_get(&group_at(m, i)->requests);
+    errors += cnt_get(&group_at(m, i)->errors);
+    hist_merge(&total, &group_at(m, i)->latency);
+  }
+  for (size_t i = 0; i < m->cfg.nworkers; i++)
+    inflight += worker_inflight(m, i);
   fprintf(f, "# HELP gpuslice_proxy_requests_total Requests the proxy accepted.\n"
              "# TYPE gpuslice_proxy_requests_total counter\n"
              "gpuslice_proxy_requests_total %llu\n"
@@ -1070,27 +1304,32 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
              "# HELP gpuslice_proxy_request_duration_seconds From a request's arrival to its "
              "answer (the proxy's errors too).\n"
              "# TYPE gpuslice_proxy_request_duration_seconds histogram\n",
-          (unsigned long long)p->requests, (unsigned long long)p->errors, inflight);
-  hist_print(f, "gpuslice_proxy_request_duration_seconds", "", &p->latency);
-  family(f, p, "gpuslice_worker_requests_total", "counter",
+          (unsigned long long)requests, (unsigned long long)errors, inflight);
+  hist_print(f, "gpuslice_proxy_request_duration_seconds", "", &total);
+  family(f, m, "gpuslice_worker_requests_total", "counter",
          "Requests sent to a worker (retries count).", v_requests);
-  family(f, p, "gpuslice_worker_errors_total", "counter",
+  family(f, m, "gpuslice_worker_errors_total", "counter",
          "Refusals, resets and timeouts of a worker.", v_errors);
-  family(f, p, "gpuslice_worker_inflight", "gauge", "Requests sent to a worker, unanswered.",
+  family(f, m, "gpuslice_worker_inflight", "gauge", "Requests sent to a worker, unanswered.",
          v_inflight);
-  family(f, p, "gpuslice_worker_up", "gauge",
+  family(f, m, "gpuslice_worker_up", "gauge",
          "1 when the worker is in the pool (ready, not ejected, enabled).", v_up);
-  if (p->cfg.super)
-    family(f, p, "gpuslice_worker_restarts_total", "counter", "Starts after the first one.",
+  if (m->cfg.super)
+    family(f, m, "gpuslice_worker_restarts_total", "counter", "Starts after the first one.",
            v_restarts);
   fprintf(f, "# HELP gpuslice_worker_request_duration_seconds From a request's arrival at the "
              "proxy to the answer this worker gave.\n"
              "# TYPE gpuslice_worker_request_duration_seconds histogram\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++) {
+  for (size_t i = 0; i < m->cfg.nworkers; i++) {
     char labels[48];
+    struct hist h = {0};
+    for (size_t k = 0; k <= m->nshards; k++)
+      if (i < group_at(m, k)->cfg.nworkers)
+        hist_merge(&h, &group_at(m, k)->w[i]->latency);
     snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
-    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i]->latency);
+    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &h);
   }
+  pthread_mutex_unlock(&m->mu);
 }
 
 /* Prometheus text for /metrics. */
@@ -1121,12 +1360,12 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     respond_metrics(p, conn);
     return;
   }
-  p->requests++;
+  cnt_add(&p->requests, 1);
   if (!(r = req_new(p)) || !build_head(r, q)) {
     if (r)
       free(r->out);
     free(r);
-    p->errors++;
+    cnt_add(&p->errors, 1);
     gs_http_respond_error(conn, 500, "out of memory forwarding a request");
     return;
   }
@@ -1138,7 +1377,7 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
   if (p->reqs)
     p->reqs->prev = r;
   p->reqs = r;
-  p->nreqs++;
+  __atomic_store_n(&p->nreqs, p->nreqs + 1, __ATOMIC_RELAXED);
   gs_http_bind(conn, r);
   r->body_done = !q->body_follows;
   if (r->body_done)
@@ -1147,18 +1386,25 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
 
 /* ---- life ---- */
 
-int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
-                 struct gs_proxy **out)
+/* One proxy on loop: the main one (m NULL) or a shard of m. */
+static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+                         struct gs_proxy *m, struct gs_proxy **out)
 {
   struct gs_proxy *p = calloc(1, sizeof(*p));
   int rc;
   *out = NULL;
   if (!p)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy");
+  p->main = m ? m : p;
+  p->efd = -1;
+  if (!m) {
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cond, NULL);
+  }
   p->loop = loop;
   p->cfg = *cfg;
   p->listen_fd = -1;
-  p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us();
+  p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us() ^ (uintptr_t)p;
   if (!p->cfg.max_inflight)
     p->cfg.max_inflight = 64;
   if (!p->cfg.worker_timeout_ms)
@@ -1171,12 +1417,14 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
    * closes and reopens upstream connections under load (TIME_WAIT churn). */
   if (!p->cfg.idle_pool)
     p->cfg.idle_pool = p->cfg.max_inflight;
-  if (!p->cfg.limits.max_conns)
-    gs_http_limits_default(&p->cfg.limits);
   p->cfg.nworkers = 0;
+  if (!m && !(p->shared = calloc(SHARED_MAX, sizeof(*p->shared)))) {
+    gs_proxy_free(p);
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy");
+  }
   for (size_t i = 0; i < cfg->nworkers; i++) {
     size_t w;
-    if (gs_proxy_add_worker(p, &w) != 0) {
+    if (add_worker_local(p, &w) != 0) {
       gs_proxy_free(p);
       return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy of %zu workers",
                         cfg->nworkers);
@@ -1191,31 +1439,9 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
   return 0;
 }
 
-int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd)
+/* Frees one proxy of a group (a shard's thread has ended). */
+static void proxy_free_one(struct gs_proxy *p)
 {
-  int rc = gs_http_server_listen_fd(err, p->http, fd);
-  if (rc == 0)
-    p->listen_fd = fd;
-  return rc;
-}
-
-void gs_proxy_drain(struct gs_proxy *p)
-{
-  /* The listening socket stays open (closed with the server) but unwatched:
-   * connections queue in its backlog unanswered, and are reset at exit. */
-  if (p->listen_fd >= 0)
-    gs_loop_del(p->loop, p->listen_fd, GS_LOOP_READABLE);
-}
-
-size_t gs_proxy_inflight(const struct gs_proxy *p)
-{
-  return p->nreqs;
-}
-
-void gs_proxy_free(struct gs_proxy *p)
-{
-  if (!p)
-    return;
   /* Requests first: they point at client connections the server frees. */
   while (p->reqs) {
     struct preq *r = p->reqs;
@@ -1239,5 +1465,167 @@ void gs_proxy_free(struct gs_proxy *p)
   gs_http_server_free(p->http);
   free(p->w);
   free(p->cand);
+  if (p->main == p) {
+    free(p->shared);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cond);
+  }
   free(p);
+}
+
+static void shard_free(struct gs_proxy *s)
+{
+  struct gs_loop *loop = s->loop;
+  int efd = s->efd;
+  proxy_free_one(s);
+  if (efd >= 0)
+    gs_loop_close_fd(loop, efd);
+  gs_loop_free(loop);
+}
+
+/* A shard of m on a loop of its own, woken through an eventfd. */
+static int shard_new(struct gs_err *err, struct gs_proxy *m, struct gs_proxy **out)
+{
+  struct gs_proxy_config cfg = m->cfg;
+  struct gs_loop *loop;
+  struct gs_proxy *s;
+  int rc;
+  /* the supervisor and the ejection reports are the main thread's */
+  cfg.super = NULL;
+  cfg.on_eject = NULL;
+  cfg.ctx = NULL;
+  if ((rc = gs_loop_new(err, SHARD_LOOP_FDS, &loop)) != 0)
+    return rc;
+  if ((rc = proxy_new_one(err, loop, &cfg, m, &s)) != 0) {
+    gs_loop_free(loop);
+    return rc;
+  }
+  if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+    shard_free(s);
+    return gs_err_set(err, GS_E_IO, "eventfd for a proxy thread: %s", strerror(errno));
+  }
+  if ((rc = gs_loop_add(err, loop, s->efd, GS_LOOP_READABLE, on_sync, s)) != 0) {
+    shard_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+                 struct gs_proxy **out)
+{
+  struct gs_proxy_config c = *cfg;
+  unsigned threads = cfg->threads ? cfg->threads : 1;
+  struct gs_proxy *p;
+  int rc;
+  if (!c.limits.max_conns)
+    gs_http_limits_default(&c.limits);
+  /* each thread's HTTP server counts its own connections */
+  c.limits.max_conns = (c.limits.max_conns + threads - 1) / threads;
+  if ((rc = proxy_new_one(err, loop, &c, NULL, &p)) != 0)
+    return rc;
+  if (threads > 1 && !(p->shards = calloc(threads - 1, sizeof(*p->shards)))) {
+    gs_proxy_free(p);
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating %u proxy threads", threads);
+  }
+  while (p->nshards + 1 < threads) {
+    if ((rc = shard_new(err, p, &p->shards[p->nshards])) != 0) {
+      gs_proxy_free(p);
+      return rc;
+    }
+    p->nshards++;
+  }
+  *out = p;
+  return 0;
+}
+
+static void *shard_main(void *arg)
+{
+  struct gs_proxy *s = arg;
+  gs_loop_run(s->loop);
+  return NULL;
+}
+
+/* Starts the shards' threads, each with the pool as it is now. They take no
+ * signal: the main thread's handlers and signalfds get them all. */
+static int start_shards(struct gs_err *err, struct gs_proxy *m)
+{
+  sigset_t all, old;
+  int rc = 0;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_mutex_lock(&m->mu);
+  for (size_t i = 0; i < m->nshards && rc == 0; i++) {
+    struct gs_proxy *s = m->shards[i];
+    shard_apply(s);
+    if (pthread_create(&s->thread, NULL, shard_main, s) != 0)
+      rc = gs_err_set(err, GS_E_IO, "cannot start proxy thread %zu", i + 1);
+    else
+      s->running = true;
+  }
+  pthread_mutex_unlock(&m->mu);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
+
+int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd)
+{
+  int rc = gs_http_server_listen_fd(err, p->http, fd);
+  if (rc != 0)
+    return rc;
+  p->listen_fd = fd;
+  /* every thread accepts from the same socket (a copy of its fd each) */
+  for (size_t i = 0; i < p->nshards; i++) {
+    struct gs_proxy *s = p->shards[i];
+    int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (d < 0)
+      return gs_err_set(err, GS_E_IO, "dup of the listening socket: %s", strerror(errno));
+    if ((rc = gs_http_server_listen_fd(err, s->http, d)) != 0) {
+      close(d);
+      return rc;
+    }
+    s->listen_fd = d;
+  }
+  return p->nshards ? start_shards(err, p) : 0;
+}
+
+void gs_proxy_drain(struct gs_proxy *p)
+{
+  /* The listening socket stays open (closed with the server) but unwatched:
+   * connections queue in its backlog unanswered, and are reset at exit. */
+  pthread_mutex_lock(&p->mu);
+  p->draining = true;
+  if (p->listen_fd >= 0)
+    gs_loop_del(p->loop, p->listen_fd, GS_LOOP_READABLE);
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
+}
+
+size_t gs_proxy_inflight(const struct gs_proxy *p)
+{
+  size_t n = __atomic_load_n(&p->nreqs, __ATOMIC_RELAXED);
+  for (size_t i = 0; i < p->nshards; i++)
+    n += __atomic_load_n(&p->shards[i]->nreqs, __ATOMIC_RELAXED);
+  return n;
+}
+
+void gs_proxy_free(struct gs_proxy *p)
+{
+  if (!p)
+    return;
+  if (p->nshards) {
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->nshards; i++)
+      p->shards[i]->stop = true;
+    publish(p); /* each running shard stops its loop */
+    pthread_mutex_unlock(&p->mu);
+  }
+  for (size_t i = 0; i < p->nshards; i++) {
+    if (p->shards[i]->running)
+      pthread_join(p->shards[i]->thread, NULL);
+    shard_free(p->shards[i]);
+  }
+  free(p->shards);
+  proxy_free_one(p);
 }

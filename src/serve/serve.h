@@ -312,6 +312,11 @@ struct gs_proxy_config {
   unsigned eject_ms;          /* an ejected worker's time out of the pool; 0: 10000 */
   unsigned idle_pool;         /* kept-alive idle connections per worker; 0: max_inflight */
   struct gs_http_limits limits; /* client side; all zero: gs_http_limits_default */
+  /* Event-loop threads in all, the caller's loop included (0 or 1: that one
+   * alone). The others accept from the same listening socket and keep
+   * their own upstream pools; max_conns is shared out between them. The
+   * proxy's functions are called from the caller's loop thread only. */
+  unsigned threads;
   /* Where /metrics reads worker restarts; NULL: none reported. */
   const struct gs_super *super;
   /* Called when passive ejection takes worker w out (true) or a timer lets

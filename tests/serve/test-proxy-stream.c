@@ -1,12 +1,15 @@
 /* test-proxy-stream.c: the load balancer's streamed bodies, over loopback in
- * one process and one loop: multi-megabyte bodies both ways, chunked both
+ * one process and (but the last test) one loop: multi-megabyte bodies both ways, chunked both
  * ways, a client that stops reading a 32 MiB answer (the proxy's heap stays
  * bounded: backpressure reaches the worker), a worker that dies in the
  * middle of the request body (retried within the 1 MiB kept, 502 past it)
  * and one that dies in the middle of its answer (the client's connection
  * closes short); the client-side limits while a body streams (413 for a
  * Content-Length or a chunked body over the limit, the slowloris timeout
- * cutting a stalled body and the worker connection carrying it). */
+ * cutting a stalled body and the worker connection carrying it); last, the
+ * proxy with three event-loop threads: requests from many clients at once,
+ * counters summed over the threads, a worker leaving the pool leaves every
+ * thread's (make test-tsan runs this file under ThreadSanitizer). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -538,6 +541,96 @@ static void test_slowloris_while_streaming(void **state)
   env_free(&e);
 }
 
+/* Three loop threads, two echo workers on the test's loop. */
+static void test_threads(void **state)
+{
+  enum { NCLIENTS = 30, BODY = 65536 };
+  static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  static const char metrics[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  struct gs_proxy_config cfg = {.nworkers = 2, .threads = 3, .worker_timeout_ms = 120000};
+  struct gs_http_server *echo2;
+  struct gs_proxy_worker_stats st[2];
+  struct client c[NCLIENTS];
+  struct env e;
+  struct gs_err err = {0};
+  unsigned port2;
+  size_t n, len;
+  char *req, *body;
+  uint64_t deadline;
+  bool all;
+  int fd;
+  (void)state;
+  memset(&e, 0, sizeof(e));
+  gs_http_limits_default(&cfg.limits);
+  cfg.limits.read_timeout_ms = 120000;
+  assert_int_equal(gs_loop_new(&err, 1024, &e.loop), 0);
+  assert_int_equal(gs_proxy_new(&err, e.loop, &cfg, &e.proxy), 0);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e.port), 0);
+  assert_int_equal(gs_proxy_listen_fd(&err, e.proxy, fd), 0);
+  assert_int_equal(gs_http_server_new(&err, e.loop, NULL, echo_handle, NULL, &e.echo), 0);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e.echo_port), 0);
+  assert_int_equal(gs_http_server_listen_fd(&err, e.echo, fd), 0);
+  assert_int_equal(gs_http_server_new(&err, e.loop, NULL, echo_handle, NULL, &echo2), 0);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &port2), 0);
+  assert_int_equal(gs_http_server_listen_fd(&err, echo2, fd), 0);
+  gs_proxy_worker_set(e.proxy, 0, e.echo_port, true);
+  gs_proxy_worker_set(e.proxy, 1, port2, true);
+
+  req = post("/", BODY, &n);
+  for (int i = 0; i < NCLIENTS; i++)
+    client_open(&c[i], e.port, req, n);
+  deadline = gs_loop_now_us() + DEADLINE_US;
+  do {
+    gs_loop_run_once(e.loop, 1);
+    all = true;
+    for (int i = 0; i < NCLIENTS; i++) {
+      client_pump(&c[i]);
+      all = all && c[i].eof;
+    }
+  } while (!all && gs_loop_now_us() < deadline);
+  for (int i = 0; i < NCLIENTS; i++) {
+    assert_int_equal(answer(&c[i], &body, &len), 200);
+    assert_pattern(body, len, BODY);
+    client_free(&c[i]);
+  }
+  free(req);
+  assert_int_equal(gs_proxy_worker_stats(e.proxy, 0, &st[0]), 0);
+  assert_int_equal(gs_proxy_worker_stats(e.proxy, 1, &st[1]), 0);
+  assert_int_equal(st[0].requests + st[1].requests, NCLIENTS);
+  assert_int_equal(st[0].inflight + st[1].inflight, 0);
+  assert_int_equal(gs_proxy_inflight(e.proxy), 0);
+
+  client_open(&c[0], e.port, metrics, sizeof(metrics) - 1);
+  run(&e, &c[0], NULL);
+  assert_int_equal(answer(&c[0], &body, &len), 200);
+  assert_non_null(strstr(body, "gpuslice_proxy_requests_total 30\n"));
+  assert_non_null(strstr(body, "gpuslice_proxy_request_duration_seconds_count 30\n"));
+  client_free(&c[0]);
+
+  /* out of the pool: every thread answers 503 at once */
+  gs_proxy_worker_set(e.proxy, 0, e.echo_port, false);
+  gs_proxy_worker_set(e.proxy, 1, port2, false);
+  for (int i = 0; i < 9; i++)
+    client_open(&c[i], e.port, get, sizeof(get) - 1);
+  for (int i = 0; i < 9; i++) {
+    run(&e, &c[i], NULL);
+    assert_int_equal(answer(&c[i], &body, &len), 503);
+    client_free(&c[i]);
+  }
+  gs_proxy_worker_set(e.proxy, 1, port2, true);
+  for (int i = 0; i < 6; i++)
+    client_open(&c[i], e.port, get, sizeof(get) - 1);
+  for (int i = 0; i < 6; i++) {
+    run(&e, &c[i], NULL);
+    assert_int_equal(answer(&c[i], &body, &len), 200);
+    client_free(&c[i]);
+  }
+  assert_int_equal(gs_proxy_worker_stats(e.proxy, 1, &st[1]), 0);
+  assert_int_equal(st[0].requests + st[1].requests, NCLIENTS + 6);
+  gs_http_server_free(echo2);
+  env_free(&e);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -549,6 +642,7 @@ int main(void)
       cmocka_unit_test(test_worker_dies_mid_response),
       cmocka_unit_test(test_body_limit_while_streaming),
       cmocka_unit_test(test_slowloris_while_streaming),
+      cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
