@@ -42,6 +42,7 @@ enum conn_flag {
   F_PAUSED = 1u << 6,      /* gs_http_pause: not reading */
   F_OUT_STREAM = 1u << 7,  /* a response started by gs_http_respond_start is under way */
   F_OUT_CHUNKED = 1u << 8, /* ... framed with chunks */
+  F_COUNTED = 1u << 9,     /* accepted under a shared connection count */
 };
 
 struct gs_http_conn {
@@ -70,6 +71,7 @@ struct gs_http_server {
   void *ctx;
   gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
   gs_http_drain_fn *drain_fn;
+  unsigned *shared_conns; /* gs_http_server_share_conns */
   int listen_fd;
   unsigned nconns;
   struct gs_http_conn *conns;
@@ -172,6 +174,8 @@ static void conn_free(struct gs_http_conn *c)
   if (c->next)
     c->next->prev = c->prev;
   s->nconns--;
+  if (c->flags & F_COUNTED)
+    __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
   free(c->in);
   free(c->out);
   free(c);
@@ -860,15 +864,23 @@ static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
     struct gs_http_conn *c;
     if (cfd < 0)
       return; /* EAGAIN, or a transient error (EMFILE): the next event retries */
-    if (s->nconns >= s->lim.max_conns) {
+    if (!s->shared_conns ? s->nconns >= s->lim.max_conns
+                         : __atomic_add_fetch(s->shared_conns, 1u, __ATOMIC_RELAXED) >
+                               s->lim.max_conns) {
+      if (s->shared_conns)
+        __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
       close(cfd);
       continue;
     }
     setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (!(c = conn_new(s, cfd))) {
+      if (s->shared_conns)
+        __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
       close(cfd);
       continue;
     }
+    if (s->shared_conns)
+      c->flags |= F_COUNTED;
     if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0)
       conn_free(c);
   }
@@ -900,6 +912,11 @@ void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
 {
   s->body_fn = body_fn;
   s->drain_fn = drain_fn;
+}
+
+void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count)
+{
+  s->shared_conns = count;
 }
 
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)

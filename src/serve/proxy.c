@@ -141,11 +141,13 @@ struct gs_proxy {
   struct gs_proxy **shards;  /* main: the other threads' proxies */
   size_t nshards;
   unsigned *shared;          /* main's: per worker id below SHARED_MAX, requests in flight */
+  unsigned conns;            /* main's: client connections of every thread (max_conns) */
   pthread_mutex_t mu;        /* main's: its pool's fields, shards' worker arrays, gen */
   pthread_cond_t cond;       /* main's: a shard applied a generation */
   uint64_t gen;              /* main: changes made; shard: changes applied */
   bool draining, stop;       /* main: drained; shard: told to end its loop */
-  bool running;              /* shard: its thread runs */
+  bool started;              /* shard: its thread was created (to be joined) */
+  bool running;              /* shard: its loop runs (and applies changes) */
   int efd;                   /* shard: the main proxy's wake-up */
   pthread_t thread;
 };
@@ -1435,6 +1437,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     return rc;
   }
   gs_http_server_stream(p->http, on_body, on_client_drain);
+  gs_http_server_share_conns(p->http, &p->main->conns);
   *out = p;
   return 0;
 }
@@ -1521,8 +1524,6 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
   int rc;
   if (!c.limits.max_conns)
     gs_http_limits_default(&c.limits);
-  /* each thread's HTTP server counts its own connections */
-  c.limits.max_conns = (c.limits.max_conns + threads - 1) / threads;
   if ((rc = proxy_new_one(err, loop, &c, NULL, &p)) != 0)
     return rc;
   if (threads > 1 && !(p->shards = calloc(threads - 1, sizeof(*p->shards)))) {
@@ -1544,6 +1545,11 @@ static void *shard_main(void *arg)
 {
   struct gs_proxy *s = arg;
   gs_loop_run(s->loop);
+  /* ended (stopped, or its loop failed): nobody waits for it any more */
+  pthread_mutex_lock(&s->main->mu);
+  s->running = false;
+  pthread_cond_broadcast(&s->main->cond);
+  pthread_mutex_unlock(&s->main->mu);
   return NULL;
 }
 
@@ -1562,7 +1568,7 @@ static int start_shards(struct gs_err *err, struct gs_proxy *m)
     if (pthread_create(&s->thread, NULL, shard_main, s) != 0)
       rc = gs_err_set(err, GS_E_IO, "cannot start proxy thread %zu", i + 1);
     else
-      s->running = true;
+      s->started = s->running = true;
   }
   pthread_mutex_unlock(&m->mu);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -1622,7 +1628,7 @@ void gs_proxy_free(struct gs_proxy *p)
     pthread_mutex_unlock(&p->mu);
   }
   for (size_t i = 0; i < p->nshards; i++) {
-    if (p->shards[i]->running)
+    if (p->shards[i]->started)
       pthread_join(p->shards[i]->thread, NULL);
     shard_free(p->shards[i]);
   }

@@ -136,6 +136,10 @@ typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
 void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
                            gs_http_drain_fn *drain_fn);
 void gs_http_bind(struct gs_http_conn *conn, void *user);
+/* Servers on several threads sharing one max_conns: count points at their
+ * common count of connections (changed with atomic operations). Set before
+ * the first connection. */
+void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count);
 /* Stops (true) or resumes reading the connection: backpressure. An answer's
  * end resumes it. */
 void gs_http_pause(struct gs_http_conn *conn, bool paused);
@@ -314,7 +318,7 @@ struct gs_proxy_config {
   struct gs_http_limits limits; /* client side; all zero: gs_http_limits_default */
   /* Event-loop threads in all, the caller's loop included (0 or 1: that one
    * alone). The others accept from the same listening socket and keep
-   * their own upstream pools; max_conns is shared out between them. The
+   * their own upstream pools; max_conns counts all their connections. The
    * proxy's functions are called from the caller's loop thread only. */
   unsigned threads;
   /* Where /metrics reads worker restarts; NULL: none reported. */
