@@ -1,9 +1,10 @@
 # Makefile: the entry points a person types. CMake does the building.
 #   make demo   build, then walk the MIG lifecycle on an emulated A100-SXM4-40GB
 #   make check  every test: a short fuzz run, the ASan+UBSan build, the
-#               ThreadSanitizer run of nvml-emu's threads test, then the plain
+#               ThreadSanitizer run of the threaded tests, then the plain
 #               build (its ctest summary is the last line)
-#   make test-tsan  nvml-emu's concurrency test under ThreadSanitizer
+#   make test-tsan  nvml-emu's concurrency test and the proxy's (several loop
+#               threads) under ThreadSanitizer
 #   make fuzz   build the libFuzzer targets and run each for FUZZ_SECONDS
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -35,9 +36,9 @@ test-sanitize: deps
 test-tsan:
 	@GS_WITH_TSAN=1 scripts/deps.sh
 	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DGS_TSAN=ON >/dev/null
-	@cmake --build $(BUILD)-tsan -j $(JOBS) --target nvml-emu test-nvml-emu-threads
+	@cmake --build $(BUILD)-tsan -j $(JOBS) --target nvml-emu test-nvml-emu-threads test-proxy-stream
 	@cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	  ctest --output-on-failure -R nvml-emu-threads
+	  ctest --output-on-failure -R 'nvml-emu-threads|test-proxy-stream'
 
 check:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)

@@ -6,6 +6,7 @@
 #
 #   bench/proxy.sh                      # 10 s per run, 64 connections, 2 wrk threads
 #   BENCH_SECONDS=5 BENCH_CONNS=32 bench/proxy.sh
+#   BENCH_THREADS="1 2 4" bench/proxy.sh  # thread counts to compare at (default "1 2")
 #
 # Backends: 4 `gpuslice worker --model flower --sms 1000000` processes, started
 # by `gpuslice serve` on an emulated A30 split into 4x 1g.6gb (serve has no
@@ -19,9 +20,10 @@
 # (602,112 bytes, `Inference-Header-Content-Length: 0`), answered with ~2 KB of
 # JSON after 34 us of modelled compute.
 #
-# Threads: our proxy has one event-loop thread today, so HAProxy gets
-# nbthread 1 and nginx worker_processes 1 for the fair rows; the "default"
-# rows give them one per core (HAProxy's and nginx's auto settings).
+# Threads: for each count T of BENCH_THREADS, serve runs with --threads T,
+# HAProxy with nbthread T and nginx with worker_processes T, and our ratios
+# are to the proxies at the same T (serve, and so its workers, restart for
+# each T).
 # Everything is on loopback and shares the machine's cores with wrk and the
 # backends: numbers are relative, not absolute.
 set -euo pipefail
@@ -30,6 +32,10 @@ SECS=${BENCH_SECONDS:-10}
 CONNS=${BENCH_CONNS:-64}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
 WARMUP=${BENCH_WARMUP:-1}
+THREADS=${BENCH_THREADS:-1 2}
+for t in $THREADS; do
+  case $t in '' | *[!0-9]* | 0) echo "bench: BENCH_THREADS: whole numbers from 1: $THREADS" >&2; exit 2 ;; esac
+done
 NWORKERS=4
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
@@ -94,19 +100,26 @@ wait_ready() {
 # --- the backends, under our load balancer ------------------------------------------------------
 "$bin" -q emu reset --emulate a30-24gb >/dev/null
 "$bin" -q apply -f "$src/configs/a30-24gb.mig-parted.yaml" -c all-1g.6gb >/dev/null
-"$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --log-dir "$tmp" -- \
-  "$bin" worker --listen '127.0.0.1:{port}' --model flower --sms 1000000 \
-  >"$tmp/serve.out" 2>"$tmp/serve.err" &
-serve_pid=$!
-for _ in $(seq 100); do
-  [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] && break
-  sleep 0.1
-done
-[ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] ||
-  { echo "bench: serve did not start $NWORKERS workers:" >&2; cat "$tmp/serve.out" "$tmp/serve.err" >&2; exit 1; }
-ours_port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
-mapfile -t wports < <(sed -n 's/.*port \([0-9]*\)) joined the pool.*/\1/p' "$tmp/serve.out" | head -$NWORKERS)
-[ ${#wports[@]} -eq $NWORKERS ] || { echo "bench: worker ports not found" >&2; exit 1; }
+start_serve() { # threads -> sets serve_pid, ours_port, wports
+  "$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --log-dir "$tmp" \
+    --threads "$1" -- "$bin" worker --listen '127.0.0.1:{port}' --model flower --sms 1000000 \
+    >"$tmp/serve.out" 2>>"$tmp/serve.err" &
+  serve_pid=$!
+  for _ in $(seq 100); do
+    [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] && break
+    sleep 0.1
+  done
+  [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] ||
+    { echo "bench: serve did not start $NWORKERS workers:" >&2; cat "$tmp/serve.out" "$tmp/serve.err" >&2; exit 1; }
+  ours_port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
+  mapfile -t wports < <(sed -n 's/.*port \([0-9]*\)) joined the pool.*/\1/p' "$tmp/serve.out" | head -$NWORKERS)
+  [ ${#wports[@]} -eq $NWORKERS ] || { echo "bench: worker ports not found" >&2; exit 1; }
+}
+stop_serve() {
+  kill -TERM "$serve_pid" 2>/dev/null || true
+  wait "$serve_pid" 2>/dev/null || true
+  serve_pid=
+}
 
 # --- HAProxy and nginx configs ----------------------------------------------------------------
 write_haproxy() { # port nbthread file
@@ -196,7 +209,7 @@ EOF
 ms() { awk -v v="$1" 'BEGIN { n = v + 0; u = v; sub(/^[0-9.]+/, "", u);
   if (u == "us") n /= 1000; else if (u == "s") n *= 1000; printf "%.2f", n }'; }
 
-# run NAME TEST PORT: wrk against 127.0.0.1:PORT, result line in $tmp/results
+# run NAME TEST PORT: wrk against 127.0.0.1:PORT, result line in $tmp/results ($T: the threads)
 run() {
   local name=$1 test=$2 port=$3 url args out rps p50 p99 bad
   if [ "$test" = small ]; then
@@ -221,41 +234,42 @@ run() {
   if [ -z "$rps" ] || [ -z "$p99" ]; then
     echo "bench: $name $test: wrk failed:" >&2; echo "$out" >&2; return 1
   fi
-  echo "$test $name $rps $(ms "$p50") $(ms "$p99") $bad" >>"$tmp/results"
+  echo "$test $T $name $rps $(ms "$p50") $(ms "$p99") $bad" >>"$tmp/results"
   printf '  %-24s %-6s %10s req/s  p50 %8s ms  p99 %8s ms  errors %s\n' \
     "$name" "$test" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$bad" >&2
 }
 
-echo "bench: $(nproc) cores, $(uname -srm); $NWORKERS backends (ports ${wports[*]});" \
+echo "bench: $(nproc) cores, $(uname -srm); $NWORKERS backends; threads $THREADS;" \
   "wrk -t$WRK_THREADS -c$CONNS -d${SECS}s after a ${WARMUP}s warm-up" >&2
 : >"$tmp/results"
-for test in small 600k; do
-  run "direct (1 backend)" "$test" "${wports[0]}"
-  run "gpuslice (1 thread)" "$test" "$ours_port"
-  start_haproxy 1; wait_ready "http://127.0.0.1:$port/v2/health/ready"
-  run "haproxy (1 thread)" "$test" "$port"; stop "$pid"
-  start_nginx 1; wait_ready "http://127.0.0.1:$port/v2/health/ready"
-  run "nginx (1 worker)" "$test" "$port"; stop "$pid"
-  if [ "$cores" -gt 1 ]; then
-    start_haproxy "$cores"; wait_ready "http://127.0.0.1:$port/v2/health/ready"
-    run "haproxy ($cores threads)" "$test" "$port"; stop "$pid"
-    start_nginx "$cores"; wait_ready "http://127.0.0.1:$port/v2/health/ready"
-    run "nginx ($cores workers)" "$test" "$port"; stop "$pid"
-  fi
+first=1
+for T in $THREADS; do
+  s=; [ "$T" -gt 1 ] && s=s
+  start_serve "$T"
+  for test in small 600k; do
+    [ -z "$first" ] || run "direct (1 backend)" "$test" "${wports[0]}"
+    run "gpuslice ($T thread$s)" "$test" "$ours_port"
+    start_haproxy "$T"; wait_ready "http://127.0.0.1:$port/v2/health/ready"
+    run "haproxy ($T thread$s)" "$test" "$port"; stop "$pid"
+    start_nginx "$T"; wait_ready "http://127.0.0.1:$port/v2/health/ready"
+    run "nginx ($T worker$s)" "$test" "$port"; stop "$pid"
+  done
+  stop_serve
+  first=
 done
 grep -q . "$tmp/serve.err" && grep -v EMULATED "$tmp/serve.err" | head -5 >&2
 
 # --- the table ---------------------------------------------------------------------------------
 echo
-echo "gpuslice serve (one event-loop thread today) vs HAProxy $(haproxy -v | awk 'NR==1 { print $3 }')" \
+echo "gpuslice serve vs HAProxy $(haproxy -v | awk 'NR==1 { print $3 }')" \
   "and nginx $(nginx -v 2>&1 | sed 's/.*nginx\///'), $NWORKERS backends, wrk -t$WRK_THREADS -c$CONNS" \
   "-d${SECS}s, $cores cores, loopback"
 echo "small = GET /v2/health/ready; 600k = POST flower infer, 602,112-byte binary tensor"
-echo "ours/x: our requests/s over x's (>1 = we are faster); p99 ours/x: our p99 over x's (<1 = we are better)"
+echo "ours/x: our requests/s over x's at the same threads (>1 = we are faster); p99 ours/x: our p99" \
+  "over x's (<1 = we are better); direct is compared with us at 1 thread"
 echo
 awk '
-  { t = $1; $1 = ""; line[++n] = $0; test[n] = t
-    split($0, f, " ") }
+  { t = $1; th[n + 1] = $2; $1 = ""; $2 = ""; line[++n] = $0; test[n] = t }
   END {
     printf "| test | proxy | requests/s | p50 ms | p99 ms | errors | ours/x req/s | p99 ours/x |\n"
     printf "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
@@ -263,13 +277,14 @@ awk '
       m = split(line[i], f, " "); err = f[m]; p99 = f[m-1]; p50 = f[m-2]; rps = f[m-3]
       name = f[1]; for (k = 2; k <= m - 4; k++) name = name " " f[k]
       R[test[i], name] = rps; P[test[i], name] = p99
+      if (name ~ /^gpuslice/) { OR[test[i], th[i]] = rps; OP[test[i], th[i]] = p99 }
       row[i] = sprintf("| %s | %s | %.0f | %s | %s | %s", test[i], name, rps, p50, p99, err)
       nm[i] = name
     }
     for (i = 1; i <= n; i++) {
-      o = "gpuslice (1 thread)"
-      if (nm[i] == o) r = " | - | -"
-      else r = sprintf(" | %.2f | %.2f", R[test[i], o] / R[test[i], nm[i]], P[test[i], o] / P[test[i], nm[i]])
+      t = nm[i] ~ /^direct/ ? 1 : th[i]
+      if (nm[i] ~ /^gpuslice/ || !((test[i], t) in OR)) r = " | - | -"
+      else r = sprintf(" | %.2f | %.2f", OR[test[i], t] / R[test[i], nm[i]], OP[test[i], t] / P[test[i], nm[i]])
       print row[i] r " |"
     }
   }' "$tmp/results"

@@ -22,6 +22,7 @@ struct serve_opts {
   const char *listen, *grpc_listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
   const char *file; /* -f: the serve config file */
   unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base, max_conns;
+  unsigned threads; /* the proxy's event-loop threads */
   bool ephemeral;
   enum gs_proxy_policy policy;
   unsigned given; /* bit (O_x - O_LISTEN) for each option given, from either source */
@@ -47,7 +48,7 @@ struct serve_run {
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_END, O_GRPC };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_THREADS, O_GRPC, O_END };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -71,6 +72,7 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case 'f': o->file = value; return 0;
   case O_READY: o->ready_path = value; return 0;
   case O_CONNS: return number(value, "--max-conns", &o->max_conns);
+  case O_THREADS: return number(value, "--threads", &o->threads);
   case O_LISTEN: o->listen = value; return 0;
   case O_GRPC: o->grpc_listen = value; return 0;
   case O_LOG_DIR: o->log_dir = value; return 0;
@@ -112,6 +114,7 @@ static const struct option serve_extra[] = {
     {"admin-token-file", required_argument, NULL, O_TOKEN_FILE},
     {"ready-path", required_argument, NULL, O_READY},
     {"max-conns", required_argument, NULL, O_CONNS},
+    {"threads", required_argument, NULL, O_THREADS},
     {"file", required_argument, NULL, 'f'},
     {0},
 };
@@ -523,7 +526,8 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
 {
   struct gs_proxy_config pc = {.nworkers = nslots, .policy = o->policy,
                                .max_inflight = o->max_inflight,
-                               .worker_timeout_ms = o->worker_timeout_ms, .on_eject = on_eject};
+                               .worker_timeout_ms = o->worker_timeout_ms, .on_eject = on_eject,
+                               .threads = o->threads};
   struct gs_super_config scfg = *sc;
   sigset_t sigs, old;
   int sfd = -1, lfd = -1, rc;
@@ -604,6 +608,10 @@ static void defaults(struct serve_opts *o)
     o->replicas = 1;
   if (!GIVEN(o, O_DRAIN))
     o->drain_ms = 10000;
+  if (!GIVEN(o, O_THREADS)) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    o->threads = n > 0 && n <= 64 ? (unsigned)n : 1;
+  }
 }
 
 /* Everything but the slots: options, file, token, command; 0 or an exit code. */
@@ -613,7 +621,7 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
   static const char usage[] =
       "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
       "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
-      "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N]\n"
+      "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N] [--threads N]\n"
       "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
       "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
@@ -636,6 +644,8 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
     return cli_usage("--replicas %u: expected 1 to 64", o->replicas);
   if (o->max_conns > LOOP_FDS - 4096)
     return cli_usage("--max-conns %u: at most %d", o->max_conns, LOOP_FDS - 4096);
+  if (!o->threads || o->threads > 64)
+    return cli_usage("--threads %u: expected 1 to 64", o->threads);
   return admin_token(o, token_buf);
 }
 

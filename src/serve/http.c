@@ -1,9 +1,10 @@
 /* http.c: a small HTTP/1.1 server on the serve loop: picohttpparser for the
  * request head and chunked bodies, keep-alive, pipelined requests answered
  * in order, limits (431, 413, 400, slowloris timeout) and Content-Length
- * responses. It knows nothing of KServe; the worker (worker.c) and later the
- * load balancer put their handlers on top. Buffers here are per-connection
- * and growable: fine for a worker, not the proxy's pooled data path. */
+ * responses. It knows nothing of KServe; the worker (worker.c) and the load
+ * balancer put their handlers on top. A streaming server (the proxy's) hands
+ * request bodies over as they arrive, with a pause for backpressure, and
+ * takes responses in pieces (Content-Length or chunked). */
 #include "serve/internal.h"
 
 #include <ctype.h>
@@ -25,6 +26,7 @@
 enum conn_state {
   ST_HEAD,    /* reading a request head */
   ST_BODY,    /* reading its body */
+  ST_STREAM,  /* streaming server: the handler has the head; body bytes go to body_fn */
   ST_HANDLER, /* the handler owns the request until gs_http_respond */
   ST_DONE,    /* answering an error; closing once the answer is out */
   ST_LINGER,  /* answer sent, our side shut: discarding input until the peer closes */
@@ -36,6 +38,11 @@ enum conn_flag {
   F_DEAD = 1u << 2,        /* socket gone while the handler held the request */
   F_IN_PROCESS = 1u << 3,  /* inside process(): respond must not re-enter it */
   F_TIMED = 1u << 4,       /* the read timer runs for the current request */
+  F_SKIP = 1u << 5,        /* answered before its body ended: input is discarded */
+  F_PAUSED = 1u << 6,      /* gs_http_pause: not reading */
+  F_OUT_STREAM = 1u << 7,  /* a response started by gs_http_respond_start is under way */
+  F_OUT_CHUNKED = 1u << 8, /* ... framed with chunks */
+  F_COUNTED = 1u << 9,     /* accepted under a shared connection count */
 };
 
 struct gs_http_conn {
@@ -54,6 +61,7 @@ struct gs_http_conn {
   size_t head_len, content_length, body_done, consumed;
   bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
   union chunk_decoder dec;
+  void *user; /* gs_http_bind: given to the body and drain callbacks */
 };
 
 struct gs_http_server {
@@ -61,6 +69,9 @@ struct gs_http_server {
   struct gs_http_limits lim;
   gs_http_handler_fn *fn;
   void *ctx;
+  gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
+  gs_http_drain_fn *drain_fn;
+  unsigned *shared_conns; /* gs_http_server_share_conns */
   int listen_fd;
   unsigned nconns;
   struct gs_http_conn *conns;
@@ -68,6 +79,7 @@ struct gs_http_server {
 
 static bool process(struct gs_http_conn *c);
 static void conn_close(struct gs_http_conn *c);
+static void body_fail(struct gs_http_conn *c, int status);
 static bool conn_flush(struct gs_http_conn *c);
 
 void gs_http_limits_default(struct gs_http_limits *l)
@@ -162,16 +174,20 @@ static void conn_free(struct gs_http_conn *c)
   if (c->next)
     c->next->prev = c->prev;
   s->nconns--;
+  if (c->flags & F_COUNTED)
+    __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
   free(c->in);
   free(c->out);
   free(c);
 }
 
 /* While the handler holds the request the memory must stay: the socket goes,
- * the struct waits for gs_http_respond. */
+ * the struct waits for gs_http_respond. A handler still taking the body is
+ * told (408), and its answer frees the connection. */
 static void conn_close(struct gs_http_conn *c)
 {
-  if (c->state != ST_HANDLER) {
+  bool streaming = c->state == ST_STREAM;
+  if (c->state != ST_HANDLER && !streaming) {
     conn_free(c);
     return;
   }
@@ -180,6 +196,8 @@ static void conn_close(struct gs_http_conn *c)
     gs_loop_close_fd(c->srv->loop, c->fd);
   c->fd = -1;
   c->flags |= F_DEAD;
+  if (streaming)
+    body_fail(c, 408);
 }
 
 /* ---- output ---- */
@@ -201,19 +219,20 @@ static bool out_reserve(struct gs_http_conn *c, size_t more)
   return true;
 }
 
-static void send_response(struct gs_http_conn *c, int status, const char *type, const char *extra,
-                          const void *body, size_t len)
+/* The head of an answer; framing: its Content-Length or Transfer-Encoding
+ * line, or "" (the body ends with the connection). room: body bytes to
+ * reserve space for. False on no memory. */
+static bool send_head(struct gs_http_conn *c, int status, const char *type, const char *extra,
+                      const char *framing, size_t room)
 {
   char head[512];
   int hl = snprintf(head, sizeof(head),
-                    "HTTP/1.1 %d %s\r\nServer: gpuslice\r\nContent-Length: %zu\r\n%s%s%s%s\r\n",
-                    status, gs_http_reason(status), len, type ? "Content-Type: " : "",
+                    "HTTP/1.1 %d %s\r\nServer: gpuslice\r\n%s%s%s%s%s\r\n", status,
+                    gs_http_reason(status), framing, type ? "Content-Type: " : "",
                     type ? type : "", type ? "\r\n" : "", c->keep_alive ? "" : "Connection: close\r\n");
   size_t el = extra ? strlen(extra) : 0;
-  if (hl < 0 || (size_t)hl >= sizeof(head) || !out_reserve(c, (size_t)hl + el + len)) {
-    c->flags |= F_CLOSE_AFTER; /* out of memory: the peer sees the connection end */
-    return;
-  }
+  if (hl < 0 || (size_t)hl >= sizeof(head) || !out_reserve(c, (size_t)hl + el + room))
+    return false;
   /* extra headers go before the blank line that ends the head */
   memcpy(c->out + c->out_len, head, (size_t)hl - 2);
   c->out_len += (size_t)hl - 2;
@@ -221,6 +240,18 @@ static void send_response(struct gs_http_conn *c, int status, const char *type, 
     memcpy(c->out + c->out_len, extra, el), c->out_len += el;
   memcpy(c->out + c->out_len, "\r\n", 2);
   c->out_len += 2;
+  return true;
+}
+
+static void send_response(struct gs_http_conn *c, int status, const char *type, const char *extra,
+                          const void *body, size_t len)
+{
+  char framing[48];
+  snprintf(framing, sizeof(framing), "Content-Length: %zu\r\n", len);
+  if (!send_head(c, status, type, extra, framing, len)) {
+    c->flags |= F_CLOSE_AFTER; /* out of memory: the peer sees the connection end */
+    return;
+  }
   if (len && !c->head_method)
     memcpy(c->out + c->out_len, body, len), c->out_len += len;
   if (!c->keep_alive)
@@ -296,6 +327,8 @@ static bool conn_flush(struct gs_http_conn *c)
   c->out_off = c->out_len = 0;
   if (c->fd >= 0)
     gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
+  if ((c->flags & F_OUT_STREAM) && c->srv->drain_fn)
+    c->srv->drain_fn(c->user, c); /* room for more of the streamed answer */
   if (c->flags & F_CLOSE_AFTER) {
     linger_or_close(c);
     return false;
@@ -457,8 +490,87 @@ static void call_handler(struct gs_http_conn *c)
   c->head_method = c->req.method_len == 4 && memcmp(c->req.method, "HEAD", 4) == 0;
   c->req.body = c->in + c->head_len;
   c->req.body_len = c->body_done;
+  c->req.body_follows = false;
   c->req.keep_alive = c->keep_alive;
   c->srv->fn(c->srv->ctx, c, &c->req);
+}
+
+/* The handler answered before the body ended: the rest of it is read and
+ * dropped, and the connection closes after the answer (its bytes cannot be
+ * told from the next request's without reading them). */
+static void early_answer(struct gs_http_conn *c)
+{
+  c->flags |= F_SKIP;
+  c->flags &= ~F_TIMED;
+  c->keep_alive = false;
+  c->in_len = 0;
+  timer_stop(c);
+  c->state = ST_HANDLER;
+}
+
+/* The body cannot complete (malformed, too large, cut short, timed out, the
+ * client gone): the handler learns it through body_fn and answers. */
+static void body_fail(struct gs_http_conn *c, int status)
+{
+  early_answer(c);
+  c->srv->body_fn(c->user, c, NULL, 0, status);
+}
+
+/* Streaming server: the handler gets the head now, the body as it comes. */
+static void stream_head(struct gs_http_conn *c)
+{
+  c->state = ST_STREAM;
+  c->user = NULL;
+  rebase_request(c);
+  c->head_method = c->req.method_len == 4 && memcmp(c->req.method, "HEAD", 4) == 0;
+  c->req.body = NULL;
+  c->req.body_len = 0;
+  c->req.body_follows = true;
+  c->req.keep_alive = c->keep_alive;
+  c->srv->fn(c->srv->ctx, c, &c->req);
+  if (c->flags & F_SKIP)
+    return;
+  /* the head's pointers lived only during the call: its bytes can go */
+  memmove(c->in, c->in + c->head_len, c->in_len - c->head_len);
+  c->in_len -= c->head_len;
+  c->head_len = 0;
+}
+
+/* Hands the buffered body bytes to body_fn; true when the next request may
+ * be parsed at once. */
+static bool stream_body(struct gs_http_conn *c)
+{
+  size_t n = c->in_len, left;
+  ssize_t r = 0;
+  bool end;
+  if (c->chunked) {
+    if ((r = phr_decode_chunked(&c->dec.d, c->in, &n)) == -1) {
+      body_fail(c, 400);
+      return false;
+    }
+  } else if (n > c->content_length - c->body_done) {
+    n = c->content_length - c->body_done;
+  }
+  c->body_done += n;
+  if (c->body_done > c->srv->lim.max_body) {
+    body_fail(c, 413);
+    return false;
+  }
+  /* what follows the body (a pipelined request) stays */
+  left = c->chunked ? (r > 0 ? (size_t)r : 0) : c->in_len - n;
+  end = c->chunked ? r >= 0 : c->body_done == c->content_length;
+  if (end) {
+    timer_stop(c);
+    c->flags &= ~F_TIMED;
+    c->state = ST_HANDLER;
+  }
+  if (n || end)
+    c->srv->body_fn(c->user, c, c->in, n, end ? GS_HTTP_BODY_END : GS_HTTP_BODY_MORE);
+  if (c->flags & F_SKIP)
+    return false; /* answered early: early_answer emptied the buffer */
+  memmove(c->in, c->in + n, left);
+  c->in_len = left;
+  return c->state == ST_HEAD;
 }
 
 /* Drops the bytes of the request just answered (pipelined ones move up). */
@@ -489,6 +601,11 @@ static bool step(struct gs_http_conn *c)
       timer_start(c, c->srv->lim.read_timeout_ms);
     }
     r = parse_head(c);
+  } else if (c->state == ST_BODY && c->srv->body_fn && (c->chunked || c->content_length)) {
+    stream_head(c);
+    return c->state == ST_STREAM;
+  } else if (c->state == ST_STREAM) {
+    return stream_body(c);
   } else if (c->state == ST_BODY) {
     r = read_body(c);
     if (r == 0) {
@@ -513,6 +630,8 @@ static bool process(struct gs_http_conn *c)
   c->flags |= F_IN_PROCESS;
   while (step(c) && !(c->flags & F_DEAD))
     ;
+  if (c->state == ST_STREAM && (c->flags & F_PEER_EOF))
+    body_fail(c, 400); /* the body was cut short (its answer must not re-enter here) */
   c->flags &= ~F_IN_PROCESS;
   if (c->flags & F_DEAD)
     return false; /* the handler still holds it */
@@ -524,10 +643,23 @@ static bool process(struct gs_http_conn *c)
   return conn_flush(c);
 }
 
+/* The answer is all queued: on to the next request. */
+static void answered(struct gs_http_conn *c)
+{
+  c->state = ST_HEAD;
+  if (!c->keep_alive)
+    c->flags |= F_CLOSE_AFTER;
+  gs_http_pause(c, false);
+  if (!(c->flags & F_IN_PROCESS))
+    (void)process(c);
+}
+
 void gs_http_respond(struct gs_http_conn *c, int status, const char *content_type,
                      const char *extra, const void *body, size_t len)
 {
-  if (c->state != ST_HANDLER)
+  if (c->state == ST_STREAM)
+    early_answer(c);
+  if (c->state != ST_HANDLER || (c->flags & F_OUT_STREAM))
     return; /* not this connection's turn: a handler bug, ignored */
   if (c->flags & F_DEAD) {
     c->state = ST_DONE;
@@ -535,9 +667,103 @@ void gs_http_respond(struct gs_http_conn *c, int status, const char *content_typ
     return;
   }
   send_response(c, status, content_type, extra, body, len);
-  c->state = ST_HEAD;
-  if (!(c->flags & F_IN_PROCESS))
-    (void)process(c);
+  answered(c);
+}
+
+void gs_http_respond_start(struct gs_http_conn *c, int status, const char *content_type,
+                           const char *extra, int64_t len)
+{
+  char framing[48] = "";
+  if (c->state == ST_STREAM)
+    early_answer(c);
+  if (c->state != ST_HANDLER || (c->flags & F_OUT_STREAM))
+    return;
+  c->flags |= F_OUT_STREAM;
+  if (c->flags & F_DEAD)
+    return;
+  if (len >= 0)
+    snprintf(framing, sizeof(framing), "Content-Length: %lld\r\n", (long long)len);
+  else if (c->req.minor_version >= 1)
+    snprintf(framing, sizeof(framing), "Transfer-Encoding: chunked\r\n"),
+        c->flags |= F_OUT_CHUNKED;
+  else
+    c->keep_alive = false; /* an HTTP/1.0 client: the end of the body is the close */
+  if (!send_head(c, status, content_type, extra, framing, 0))
+    conn_close(c); /* out of memory: the peer sees the connection end */
+  /* the head goes out with the first body bytes (gs_http_respond_data) */
+}
+
+size_t gs_http_respond_data(struct gs_http_conn *c, const void *data, size_t len)
+{
+  char size[24];
+  int sl = 0;
+  if (c->state != ST_HANDLER || !(c->flags & F_OUT_STREAM) || c->fd < 0)
+    return 0; /* gone (or in memory): the bytes are dropped */
+  if (!len || c->head_method)
+    len = 0; /* still flushes: the head may wait */
+  else if (c->flags & F_OUT_CHUNKED)
+    sl = snprintf(size, sizeof(size), "%zx\r\n", len);
+  if (len && !out_reserve(c, (size_t)sl + len + 2)) {
+    conn_close(c);
+    return 0;
+  }
+  if (len) {
+    memcpy(c->out + c->out_len, size, (size_t)sl);
+    memcpy(c->out + c->out_len + sl, data, len);
+    c->out_len += (size_t)sl + len;
+  }
+  if (sl)
+    memcpy(c->out + c->out_len, "\r\n", 2), c->out_len += 2;
+  if (!conn_flush(c) || c->fd < 0)
+    return 0;
+  return c->out_len - c->out_off;
+}
+
+void gs_http_respond_end(struct gs_http_conn *c)
+{
+  bool chunked = c->flags & F_OUT_CHUNKED;
+  if (c->state != ST_HANDLER || !(c->flags & F_OUT_STREAM))
+    return;
+  c->flags &= ~(F_OUT_STREAM | F_OUT_CHUNKED);
+  if (c->flags & F_DEAD) {
+    c->state = ST_DONE;
+    conn_free(c);
+    return;
+  }
+  if (chunked && !c->head_method) {
+    if (out_reserve(c, 5))
+      memcpy(c->out + c->out_len, "0\r\n\r\n", 5), c->out_len += 5;
+    else
+      c->keep_alive = false;
+  }
+  answered(c);
+}
+
+void gs_http_respond_abort(struct gs_http_conn *c)
+{
+  if (c->state != ST_HANDLER && c->state != ST_STREAM)
+    return;
+  c->state = ST_DONE;
+  conn_free(c);
+}
+
+void gs_http_bind(struct gs_http_conn *c, void *user)
+{
+  c->user = user;
+}
+
+void gs_http_pause(struct gs_http_conn *c, bool paused)
+{
+  if (paused == !!(c->flags & F_PAUSED))
+    return;
+  c->flags ^= F_PAUSED;
+  if (c->fd < 0)
+    return;
+  if (paused)
+    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+  else if (!(c->flags & F_PEER_EOF) &&
+           gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_READABLE, on_io, c) != 0)
+    c->flags |= F_PAUSED; /* cannot watch it: stays paused until the answer closes it */
 }
 
 void gs_http_respond_error(struct gs_http_conn *c, int status, const char *fmt, ...)
@@ -568,10 +794,14 @@ static bool in_reserve(struct gs_http_conn *c)
 {
   const struct gs_http_limits *l = &c->srv->lim;
   size_t limit = l->max_header + l->max_body + READ_CHUNK, cap;
+  /* a streamed body leaves the buffer at each read: read it in large pieces */
+  size_t want = c->state == ST_STREAM ? READ_CHUNK : READ_CHUNK / 4;
   char *p;
-  if (c->in_cap - c->in_len >= READ_CHUNK / 4 || c->in_cap >= limit)
+  if (c->in_cap - c->in_len >= want || c->in_cap >= limit)
     return c->in_len < c->in_cap;
   cap = c->in_cap ? c->in_cap * 2 : 8192;
+  while (cap < c->in_len + want && cap < limit)
+    cap *= 2;
   if (cap > limit)
     cap = limit;
   if (!(p = realloc(c->in, cap)))
@@ -604,6 +834,8 @@ static void on_readable(struct gs_http_conn *c)
     gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
   }
   c->in_len += (size_t)n;
+  if (c->flags & F_SKIP)
+    c->in_len = 0;
   if (c->state != ST_HANDLER)
     (void)process(c);
 }
@@ -632,15 +864,23 @@ static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
     struct gs_http_conn *c;
     if (cfd < 0)
       return; /* EAGAIN, or a transient error (EMFILE): the next event retries */
-    if (s->nconns >= s->lim.max_conns) {
+    if (!s->shared_conns ? s->nconns >= s->lim.max_conns
+                         : __atomic_add_fetch(s->shared_conns, 1u, __ATOMIC_RELAXED) >
+                               s->lim.max_conns) {
+      if (s->shared_conns)
+        __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
       close(cfd);
       continue;
     }
     setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (!(c = conn_new(s, cfd))) {
+      if (s->shared_conns)
+        __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
       close(cfd);
       continue;
     }
+    if (s->shared_conns)
+      c->flags |= F_COUNTED;
     if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0)
       conn_free(c);
   }
@@ -665,6 +905,18 @@ int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs
   s->listen_fd = -1;
   *out = s;
   return 0;
+}
+
+void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
+                           gs_http_drain_fn *drain_fn)
+{
+  s->body_fn = body_fn;
+  s->drain_fn = drain_fn;
+}
+
+void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count)
+{
+  s->shared_conns = count;
 }
 
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)

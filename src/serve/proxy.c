@@ -4,18 +4,35 @@
  * connections, with one retry when a connection fails before any response
  * byte, passive ejection, a response timeout (504) and 503 with no worker;
  * an operator's drain or disable per worker; counters and latency
- * histograms for /metrics. Bodies are buffered both ways (docs/proxy.md
- * says the limits). It knows worker ids and ports, not processes: the
- * supervisor or a static list tells it who is ready. */
+ * histograms for /metrics. Bodies are streamed both ways: the request's
+ * head goes to the worker with its first body bytes and the rest follows as
+ * it arrives (re-chunked if the client sent chunks), the response goes to
+ * the client as it comes, and either side stops being read while the other
+ * holds STREAM_HIGH unsent bytes. The first RETRY_KEEP bytes of a request are
+ * kept for the retry. It knows worker ids and ports, not processes: the
+ * supervisor or a static list tells it who is ready.
+ * Threads: with cfg.threads > 1 the proxy on the caller's loop (the main
+ * one) has shards, each a proxy of its own on its own loop and thread,
+ * accepting from the same listening socket, with its own requests and
+ * upstream pools. The main proxy alone is changed through the interface;
+ * each change is copied into every shard on its thread (under the main
+ * proxy's mutex, woken by an eventfd) before the call returns. Counters and
+ * histograms are written by their own thread and read by any (relaxed
+ * atomics, single writer); a worker's in-flight count is shared by all
+ * threads (atomic adds) so that p2c and the in-flight limit see the whole. */
 #include "serve/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +41,14 @@
 #define MAX_ATTEMPTS 4 /* one retry after a worker's failure, plus stale pooled connections */
 #define SPARE_REQS 256        /* ended requests kept for reuse (no allocation per request) */
 #define SPARE_OUT_MAX 65536u  /* larger request buffers are not kept */
+/* Bytes of a request (head and body) kept until its answer begins, so a
+ * retry can resend them: a request that outgrew them is not retried (502). */
+#define RETRY_KEEP (1024u << 10)
+/* Unsent bytes one side may queue before the other stops being read. */
+#define STREAM_HIGH (256u << 10)
+/* Workers whose in-flight count all threads share; later ids count per thread. */
+#define SHARED_MAX 4096u
+#define SHARD_LOOP_FDS 65536 /* as serve's own loop: fds below its raised limit */
 
 /* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
  * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
@@ -48,8 +73,9 @@ struct upconn {
   struct preq *req;
   int fd;
   bool reused;    /* came from the idle pool: a failure may just be a stale socket */
-  size_t sent;
-  char *in;
+  bool paused;    /* not read: the client has STREAM_HIGH bytes of the answer unsent */
+  size_t sent;    /* bytes of the request sent, from its start */
+  char *in;       /* the response head, then each read's body bytes until passed on */
   size_t in_len, in_cap;
   /* the response */
   bool head_done, chunked, until_close, no_body, keep;
@@ -66,7 +92,9 @@ struct pworker {
   bool ready, ejected;
   uint64_t eject_timer;
   enum gs_proxy_admin admin;
-  unsigned inflight, fails;
+  uint64_t sets;      /* main: gs_proxy_worker_set calls; shard: those applied */
+  unsigned restarts;  /* main: the supervisor's count at the last set (for shards' /metrics) */
+  unsigned inflight, fails; /* inflight: this thread's */
   uint64_t requests, errors;
   struct hist latency; /* of the answers it gave */
   struct upconn *idle;
@@ -78,8 +106,13 @@ struct preq {
   struct gs_proxy *p;
   struct preq *prev, *next; /* every request under way */
   struct gs_http_conn *client;
-  char *out; /* request head and body as sent upstream */
+  char *out; /* the request as sent upstream: head, then the framed body so far */
   size_t out_len, out_cap;
+  size_t base;    /* bytes dropped from out's front, sent (past RETRY_KEEP): no retry */
+  bool body_done; /* the client's body has all arrived (or there is none) */
+  bool chunked;   /* the body goes upstream in chunks */
+  bool started;   /* the answer's head went to the client: a failure can only close it */
+  bool paused;    /* the client is not read: STREAM_HIGH request bytes are unsent */
   bool head_method;
   unsigned attempts;
   bool retried; /* the one retry after a worker's failure is spent */
@@ -103,7 +136,48 @@ struct gs_proxy {
   uint64_t rng, rr;
   uint64_t requests, errors;
   struct hist latency; /* of every answer, the proxy's own errors included */
+  /* threads (see the top of the file) */
+  struct gs_proxy *main;     /* itself for the main proxy */
+  struct gs_proxy **shards;  /* main: the other threads' proxies */
+  size_t nshards;
+  unsigned *shared;          /* main's: per worker id below SHARED_MAX, requests in flight */
+  unsigned conns;            /* main's: client connections of every thread (max_conns) */
+  pthread_mutex_t mu;        /* main's: its pool's fields, shards' worker arrays, gen */
+  pthread_cond_t cond;       /* main's: a shard applied a generation */
+  uint64_t gen;              /* main: changes made; shard: changes applied */
+  bool draining, stop;       /* main: drained; shard: told to end its loop */
+  bool started;              /* shard: its thread was created (to be joined) */
+  bool running;              /* shard: its loop runs (and applies changes) */
+  int efd;                   /* shard: the main proxy's wake-up */
+  pthread_t thread;
 };
+
+/* Counters written by one thread and read by others. */
+static void cnt_add(uint64_t *c, uint64_t v)
+{
+  __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static uint64_t cnt_get(const uint64_t *c)
+{
+  return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static void inflight_add(struct gs_proxy *p, struct pworker *wk, int d)
+{
+  __atomic_store_n(&wk->inflight, __atomic_load_n(&wk->inflight, __ATOMIC_RELAXED) + (unsigned)d,
+                   __ATOMIC_RELAXED);
+  if (wk->id < SHARED_MAX)
+    __atomic_fetch_add(&p->main->shared[wk->id], (unsigned)d, __ATOMIC_RELAXED);
+}
+
+/* Requests in flight to wk from every thread (from this one past SHARED_MAX). */
+static unsigned inflight_of(const struct gs_proxy *p, const struct pworker *wk)
+{
+  if (wk->id < SHARED_MAX)
+    return __atomic_load_n(&p->main->shared[wk->id], __ATOMIC_RELAXED);
+  return wk->inflight;
+}
 
 static void up_close(struct upconn *uc);
 static void dispatch(struct preq *r, struct pworker *avoid);
@@ -111,9 +185,19 @@ static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
 
 /* ---- workers ---- */
 
+static bool ejected(const struct pworker *wk)
+{
+  return __atomic_load_n(&wk->ejected, __ATOMIC_RELAXED);
+}
+
+static void set_ejected(struct pworker *wk, bool e)
+{
+  __atomic_store_n(&wk->ejected, e, __ATOMIC_RELAXED);
+}
+
 static bool usable(const struct pworker *wk)
 {
-  return wk->ready && !wk->ejected && wk->port && wk->admin == GS_PROXY_ENABLED;
+  return wk->ready && !ejected(wk) && wk->port && wk->admin == GS_PROXY_ENABLED;
 }
 
 static void hist_add(struct hist *h, uint64_t us)
@@ -121,9 +205,9 @@ static void hist_add(struct hist *h, uint64_t us)
   size_t i = 0;
   while (i < GS_NITEMS(hist_le_us) && us > hist_le_us[i])
     i++;
-  h->bucket[i]++;
-  h->count++;
-  h->sum_us += us;
+  cnt_add(&h->bucket[i], 1);
+  cnt_add(&h->count, 1);
+  cnt_add(&h->sum_us, us);
 }
 
 static void drop_idle(struct pworker *wk)
@@ -142,7 +226,7 @@ static int64_t on_readmit(struct gs_loop *loop, uint64_t id, void *data)
   (void)loop;
   (void)id;
   wk->eject_timer = 0;
-  wk->ejected = false;
+  set_ejected(wk, false);
   wk->fails = 0;
   if (wk->p->cfg.on_eject)
     wk->p->cfg.on_eject(wk->p->cfg.ctx, wk->id, false);
@@ -153,22 +237,19 @@ static int64_t on_readmit(struct gs_loop *loop, uint64_t id, void *data)
  * row take it out of the pool for eject_ms, as Envoy's outlier detection. */
 static void worker_failed(struct gs_proxy *p, struct pworker *wk)
 {
-  wk->errors++;
-  if (++wk->fails < p->cfg.eject_after || wk->ejected)
+  cnt_add(&wk->errors, 1);
+  if (++wk->fails < p->cfg.eject_after || ejected(wk))
     return;
-  wk->ejected = true;
+  set_ejected(wk, true);
   drop_idle(wk);
   wk->eject_timer = gs_loop_timer_add(p->loop, p->cfg.eject_ms * 1000ull, on_readmit, wk);
   if (p->cfg.on_eject)
     p->cfg.on_eject(p->cfg.ctx, wk->id, true);
 }
 
-void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready)
+static void worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready)
 {
-  struct pworker *wk;
-  if (w >= p->cfg.nworkers)
-    return;
-  wk = p->w[w];
+  struct pworker *wk = p->w[w];
   if (wk->port != port)
     drop_idle(wk); /* a restarted worker may listen elsewhere */
   wk->port = port;
@@ -177,52 +258,21 @@ void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready
   if (wk->eject_timer)
     gs_loop_timer_del(p->loop, wk->eject_timer);
   wk->eject_timer = 0;
-  wk->ejected = false;
+  set_ejected(wk, false);
   if (!ready)
     drop_idle(wk);
 }
 
-bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
+static void worker_admin_local(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
 {
-  return w < p->cfg.nworkers && usable(p->w[w]);
-}
-
-const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
-{
-  switch (a) {
-  case GS_PROXY_ENABLED: return "enabled";
-  case GS_PROXY_DRAINING: return inflight ? "draining" : "drained";
-  case GS_PROXY_DISABLED: return "disabled";
-  }
-  return "unknown";
-}
-
-int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
-{
-  if (w >= p->cfg.nworkers)
-    return GS_E_NOT_FOUND;
   p->w[w]->admin = a;
   /* Drained or disabled: its pooled connections go now; those carrying a
    * request finish it and close (up_release sees it unusable). */
   if (a != GS_PROXY_ENABLED)
     drop_idle(p->w[w]);
-  return 0;
 }
 
-int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out)
-{
-  const struct pworker *wk;
-  if (w >= p->cfg.nworkers)
-    return GS_E_NOT_FOUND;
-  wk = p->w[w];
-  *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
-                                        .ejected = wk->ejected, .in_pool = usable(wk),
-                                        .admin = wk->admin, .inflight = wk->inflight,
-                                        .requests = wk->requests, .errors = wk->errors};
-  return 0;
-}
-
-int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
+static int add_worker_local(struct gs_proxy *p, size_t *w)
 {
   struct pworker *wk;
   if (p->cfg.nworkers == p->cap) {
@@ -246,14 +296,165 @@ int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
   return 0;
 }
 
+/* Shard side: makes its pool what the main proxy's is (main's mutex held). */
+static void shard_apply(struct gs_proxy *s)
+{
+  struct gs_proxy *m = s->main;
+  size_t w;
+  while (s->cfg.nworkers < m->cfg.nworkers && add_worker_local(s, &w) == 0)
+    ;
+  for (size_t i = 0; i < s->cfg.nworkers; i++) {
+    const struct pworker *mw = m->w[i];
+    if (s->w[i]->sets != mw->sets) {
+      s->w[i]->sets = mw->sets;
+      worker_set_local(s, i, mw->port, mw->ready);
+    }
+    if (s->w[i]->admin != mw->admin)
+      worker_admin_local(s, i, mw->admin);
+  }
+  s->cfg.policy = m->cfg.policy;
+  s->cfg.max_inflight = m->cfg.max_inflight;
+  s->cfg.worker_timeout_ms = m->cfg.worker_timeout_ms;
+  if (m->draining && !s->draining) {
+    s->draining = true;
+    if (s->listen_fd >= 0)
+      gs_loop_del(s->loop, s->listen_fd, GS_LOOP_READABLE);
+  }
+  if (s->stop)
+    gs_loop_stop(s->loop);
+  s->gen = m->gen;
+}
+
+static void on_sync(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct gs_proxy *s = data;
+  uint64_t v;
+  (void)loop;
+  (void)mask;
+  if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+    return;
+  pthread_mutex_lock(&s->main->mu);
+  shard_apply(s);
+  pthread_cond_broadcast(&s->main->cond);
+  pthread_mutex_unlock(&s->main->mu);
+}
+
+/* Main side, mutex held: a change was made; returns once every running
+ * shard applied it (the pool is the same in every thread from then on). */
+static void publish(struct gs_proxy *m)
+{
+  uint64_t one = 1;
+  m->gen++;
+  for (size_t i = 0; i < m->nshards; i++)
+    if (m->shards[i]->running) /* EAGAIN: a wake-up is pending already */
+      (void)!write(m->shards[i]->efd, &one, sizeof(one));
+  for (size_t i = 0; i < m->nshards; i++)
+    while (m->shards[i]->running && m->shards[i]->gen < m->gen)
+      pthread_cond_wait(&m->cond, &m->mu);
+}
+
+void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready)
+{
+  struct gs_super_info info;
+  if (w >= p->cfg.nworkers)
+    return;
+  pthread_mutex_lock(&p->mu);
+  worker_set_local(p, w, port, ready);
+  p->w[w]->sets++;
+  if (p->cfg.super && gs_super_info(p->cfg.super, w, &info) == 0)
+    p->w[w]->restarts = info.restarts;
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
+}
+
+bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w)
+{
+  return w < p->cfg.nworkers && usable(p->w[w]);
+}
+
+const char *gs_proxy_admin_name(enum gs_proxy_admin a, unsigned inflight)
+{
+  switch (a) {
+  case GS_PROXY_ENABLED: return "enabled";
+  case GS_PROXY_DRAINING: return inflight ? "draining" : "drained";
+  case GS_PROXY_DISABLED: return "disabled";
+  }
+  return "unknown";
+}
+
+int gs_proxy_worker_admin(struct gs_proxy *p, size_t w, enum gs_proxy_admin a)
+{
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  pthread_mutex_lock(&p->mu);
+  worker_admin_local(p, w, a);
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
+  return 0;
+}
+
+/* Worker w's requests and errors summed over every thread (mutex held). */
+static void worker_sums(const struct gs_proxy *m, size_t w, uint64_t *requests, uint64_t *errors)
+{
+  *requests = cnt_get(&m->w[w]->requests);
+  *errors = cnt_get(&m->w[w]->errors);
+  for (size_t i = 0; i < m->nshards; i++)
+    if (w < m->shards[i]->cfg.nworkers) {
+      *requests += cnt_get(&m->shards[i]->w[w]->requests);
+      *errors += cnt_get(&m->shards[i]->w[w]->errors);
+    }
+}
+
+/* Worker w's requests in flight over every thread (mutex held). */
+static unsigned worker_inflight(const struct gs_proxy *m, size_t w)
+{
+  unsigned n;
+  if (w < SHARED_MAX)
+    return inflight_of(m, m->w[w]);
+  n = __atomic_load_n(&m->w[w]->inflight, __ATOMIC_RELAXED);
+  for (size_t i = 0; i < m->nshards; i++)
+    if (w < m->shards[i]->cfg.nworkers)
+      n += __atomic_load_n(&m->shards[i]->w[w]->inflight, __ATOMIC_RELAXED);
+  return n;
+}
+
+int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_worker_stats *out)
+{
+  const struct pworker *wk;
+  struct gs_proxy *m = (struct gs_proxy *)p; /* the mutex only */
+  if (w >= p->cfg.nworkers)
+    return GS_E_NOT_FOUND;
+  wk = p->w[w];
+  pthread_mutex_lock(&m->mu);
+  *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
+                                        .ejected = ejected(wk), .in_pool = usable(wk),
+                                        .admin = wk->admin, .inflight = worker_inflight(p, w)};
+  worker_sums(p, w, &out->requests, &out->errors);
+  pthread_mutex_unlock(&m->mu);
+  return 0;
+}
+
+int gs_proxy_add_worker(struct gs_proxy *p, size_t *w)
+{
+  int rc;
+  pthread_mutex_lock(&p->mu);
+  if ((rc = add_worker_local(p, w)) == 0)
+    publish(p);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
 void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsigned max_inflight,
                           unsigned worker_timeout_ms)
 {
+  pthread_mutex_lock(&p->mu);
   p->cfg.policy = policy;
   if (max_inflight)
     p->cfg.max_inflight = max_inflight;
   if (worker_timeout_ms)
     p->cfg.worker_timeout_ms = worker_timeout_ms;
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
 }
 
 size_t gs_proxy_count(const struct gs_proxy *p)
@@ -279,14 +480,15 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
     struct pworker *wk = p->w[i];
     if (!usable(wk))
       continue;
-    if (wk->inflight >= p->cfg.max_inflight)
+    if (inflight_of(p, wk) >= p->cfg.max_inflight)
       *busy = true;
     else if (wk != avoid)
       p->cand[n++] = i;
   }
   if (!n)
-    return avoid && usable(avoid) && avoid->inflight < p->cfg.max_inflight ? p->w[avoid->id]
-                                                                             : NULL;
+    return avoid && usable(avoid) && inflight_of(p, avoid) < p->cfg.max_inflight
+               ? p->w[avoid->id]
+               : NULL;
   if (p->cfg.policy == GS_PROXY_RR)
     return p->w[p->cand[p->rr++ % n]];
   if (n == 1)
@@ -295,8 +497,8 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
   b = next_rand(p) % (n - 1);
   if (b >= a)
     b++;
-  return p->w[p->cand[b]]->inflight < p->w[p->cand[a]]->inflight ? p->w[p->cand[b]]
-                                                                 : p->w[p->cand[a]];
+  return inflight_of(p, p->w[p->cand[b]]) < inflight_of(p, p->w[p->cand[a]]) ? p->w[p->cand[b]]
+                                                                             : p->w[p->cand[a]];
 }
 
 /* ---- the worker pool as the gRPC proxy (grpc_proxy.c) uses it ---- */
@@ -347,7 +549,7 @@ static void up_reset(struct upconn *uc)
   free(uc->ctype);
   uc->extra = uc->ctype = NULL;
   uc->in_len = uc->sent = 0;
-  uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = false;
+  uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
   uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
   memset(&uc->dec, 0, sizeof(uc->dec));
   uc->dec.d.consume_trailer = 1;
@@ -424,13 +626,14 @@ static void req_free(struct preq *r)
   struct gs_proxy *p = r->p;
   if (r->timer)
     gs_loop_timer_del(p->loop, r->timer);
+  gs_http_bind(r->client, NULL);
   if (r->prev)
     r->prev->next = r->next;
   else
     p->reqs = r->next;
   if (r->next)
     r->next->prev = r->prev;
-  p->nreqs--;
+  __atomic_store_n(&p->nreqs, p->nreqs - 1, __ATOMIC_RELAXED);
   if (p->nspare >= SPARE_REQS) {
     free(r->out);
     free(r);
@@ -464,20 +667,25 @@ static struct preq *req_new(struct gs_proxy *p)
   return r;
 }
 
-/* Answers the client with an error of the proxy's own and ends r. */
+/* Answers the client with an error of the proxy's own and ends r; once the
+ * worker's answer has begun, the client connection just closes. */
 static void req_error(struct preq *r, int status, const char *fmt, ...) GS_PRINTF(3, 4);
 static void req_error(struct preq *r, int status, const char *fmt, ...)
 {
   struct gs_http_conn *client = r->client;
+  bool started = r->started;
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  r->p->errors++;
+  cnt_add(&r->p->errors, 1);
   hist_add(&r->p->latency, gs_loop_now_us() - r->start_us);
   req_free(r);
-  gs_http_respond_error(client, status, "%s", msg);
+  if (started)
+    gs_http_respond_abort(client);
+  else
+    gs_http_respond_error(client, status, "%s", msg);
 }
 
 /* Detaches r from its connection; the worker's in-flight count drops. */
@@ -485,7 +693,7 @@ static struct upconn *req_detach(struct preq *r)
 {
   struct upconn *uc = r->uc;
   if (uc) {
-    uc->wk->inflight--;
+    inflight_add(r->p, uc->wk, -1);
     uc->req = NULL;
     r->uc = NULL;
   }
@@ -509,6 +717,11 @@ static void up_failed_early(struct upconn *uc)
     worker_failed(r->p, wk);
   if (r->attempts >= MAX_ATTEMPTS || (!stale && r->retried)) {
     req_error(r, 502, "worker %zu failed before answering, and so did the retry", wk->id);
+    return;
+  }
+  if (r->base) {
+    req_error(r, 502, "worker %zu failed before answering; the request outgrew the %u KiB "
+              "kept for a retry", wk->id, RETRY_KEEP >> 10);
     return;
   }
   if (!stale)
@@ -543,21 +756,29 @@ static int64_t on_req_timeout(struct gs_loop *loop, uint64_t id, void *data)
   return GS_LOOP_TIMER_DONE;
 }
 
-/* Writes what the socket takes of r's bytes; false when the connection failed. */
+/* Writes what the socket takes of r's bytes (the rest when it is writable
+ * again); all sent, a paused client is read again. False when the connection
+ * failed. */
 static bool up_write(struct upconn *uc)
 {
   struct preq *r = uc->req;
-  while (uc->sent < r->out_len) {
-    ssize_t n = send(uc->fd, r->out + uc->sent, r->out_len - uc->sent, MSG_NOSIGNAL);
+  struct gs_loop *loop = uc->p->loop;
+  while (uc->sent < r->base + r->out_len) {
+    size_t off = uc->sent - r->base;
+    ssize_t n = send(uc->fd, r->out + off, r->out_len - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      return true;
+      return gs_loop_add(NULL, loop, uc->fd, GS_LOOP_WRITABLE, on_up_io, uc) == 0;
     if (n <= 0)
       return false;
     uc->sent += (size_t)n;
   }
-  gs_loop_del(uc->p->loop, uc->fd, GS_LOOP_WRITABLE);
+  gs_loop_del(loop, uc->fd, GS_LOOP_WRITABLE);
+  if (r->paused) {
+    r->paused = false;
+    gs_http_pause(r->client, false);
+  }
   return true;
 }
 
@@ -596,18 +817,13 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   }
   uc->req = r;
   r->uc = uc;
-  wk->inflight++;
-  wk->requests++;
+  inflight_add(p, wk, 1);
+  cnt_add(&wk->requests, 1);
   if (!r->timer)
     r->timer = gs_loop_timer_add(p->loop, p->cfg.worker_timeout_ms * 1000ull, on_req_timeout, r);
-  if (uc->reused) {
-    gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc);
-    if (!up_write(uc))
-      up_failed_early(uc);
-    else if (uc->sent < r->out_len &&
-             gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_WRITABLE, on_up_io, uc) != 0)
-      up_failed_early(uc);
-  }
+  if (uc->reused &&
+      (gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc) != 0 || !up_write(uc)))
+    up_failed_early(uc);
 }
 
 /* ---- upstream responses ---- */
@@ -721,67 +937,85 @@ static int parse_up_head(struct upconn *uc)
   }
 }
 
-/* 0 = response complete, 1 = need more, -1 = malformed or too large. */
-static int parse_up(struct upconn *uc)
-{
-  size_t max = uc->p->cfg.limits.max_body, raw, n;
-  ssize_t r;
-  int rc;
-  if (!uc->head_done && (rc = parse_up_head(uc)) != 0)
-    return rc;
-  if (uc->no_body) {
-    uc->leftover = uc->in_len - uc->head_len;
-    return 0;
-  }
-  if (uc->chunked) {
-    raw = uc->head_len + uc->body_len; /* undecoded bytes start here */
-    n = uc->in_len - raw;
-    r = phr_decode_chunked(&uc->dec.d, uc->in + raw, &n);
-    if (r == -1)
-      return -1;
-    uc->body_len += n;
-    uc->in_len = raw + n + (r > 0 ? (size_t)r : 0);
-    if (uc->body_len > max)
-      return -1;
-    if (r == -2)
-      return 1;
-    uc->leftover = (size_t)r;
-    return 0;
-  }
-  if (uc->until_close) {
-    uc->body_len = uc->in_len - uc->head_len;
-    return uc->body_len > max ? -1 : 1; /* complete at EOF */
-  }
-  if (uc->content_length > max)
-    return -1;
-  if (uc->in_len - uc->head_len < uc->content_length)
-    return 1;
-  uc->body_len = uc->content_length;
-  uc->leftover = uc->in_len - uc->head_len - uc->content_length;
-  return 0;
-}
-
-/* Hands the complete response to the client, then pools the connection. */
+/* The exchange ended: the client's answer is completed (or, with no body,
+ * made now), the connection pooled. */
 static void up_complete(struct upconn *uc)
 {
   struct preq *r = uc->req;
   struct gs_http_conn *client = r->client;
   struct pworker *wk = uc->wk;
   uint64_t us = gs_loop_now_us() - r->start_us;
+  bool started = r->started;
   wk->fails = 0;
   hist_add(&wk->latency, us);
   hist_add(&r->p->latency, us);
+  /* answered before the request was all sent (or read): the connection
+   * is mid-request, so it cannot be reused */
+  if (!r->body_done || uc->sent < r->base + r->out_len)
+    uc->keep = false;
   req_detach(r);
   req_free(r);
-  /* The connection is out of every list while the answer is copied out of
-   * its buffer, so a pipelined request dispatched meanwhile cannot take it. */
-  gs_http_respond(client, uc->status, uc->ctype, uc->extra, uc->in + uc->head_len, uc->body_len);
+  /* The connection is out of every list while the answer ends, so a
+   * pipelined request dispatched meanwhile cannot take it. */
+  if (started)
+    gs_http_respond_end(client);
+  else
+    gs_http_respond(client, uc->status, uc->ctype, uc->extra, NULL, 0);
   up_release(uc);
 }
 
+/* Passes the body bytes of the last read on to the client; at the answer's
+ * end completes it, and stops reading while the client lags. */
+static void up_body(struct upconn *uc)
+{
+  size_t n = uc->in_len, queued;
+  ssize_t rc;
+  bool end = false;
+  if (uc->chunked) {
+    if ((rc = phr_decode_chunked(&uc->dec.d, uc->in, &n)) == -1) {
+      up_failed_late(uc, "malformed chunked response");
+      return;
+    }
+    end = rc >= 0;
+    uc->leftover = end ? (size_t)rc : 0;
+  } else if (!uc->until_close) {
+    if (n > uc->content_length - uc->body_len)
+      n = uc->content_length - uc->body_len;
+    uc->leftover = uc->in_len - n;
+    end = uc->body_len + n == uc->content_length;
+  }
+  uc->body_len += n;
+  uc->in_len = 0;
+  queued = gs_http_respond_data(uc->req->client, uc->in, n);
+  if (end) {
+    up_complete(uc);
+  } else if (queued >= STREAM_HIGH) {
+    uc->paused = true; /* on_client_drain resumes */
+    gs_loop_del(uc->p->loop, uc->fd, GS_LOOP_READABLE);
+  }
+}
+
+/* The head is parsed: the answer begins (whole when it has no body). */
+static void up_head(struct upconn *uc)
+{
+  struct preq *r = uc->req;
+  int64_t len = uc->chunked || uc->until_close ? -1 : (int64_t)uc->content_length;
+  if (uc->no_body) {
+    uc->leftover = uc->in_len - uc->head_len;
+    up_complete(uc);
+    return;
+  }
+  r->started = true;
+  gs_http_respond_start(r->client, uc->status, uc->ctype, uc->extra, len);
+  uc->in_len -= uc->head_len;
+  memmove(uc->in, uc->in + uc->head_len, uc->in_len);
+  up_body(uc);
+}
+
+/* Room to read into: the head may take UP_MAX_HEAD, body bytes leave at once. */
 static bool in_reserve(struct upconn *uc)
 {
-  size_t limit = uc->p->cfg.limits.max_body + UP_MAX_HEAD + UP_READ_MIN, cap;
+  size_t limit = UP_MAX_HEAD + UP_READ_MIN, cap;
   char *q;
   if (uc->in_cap - uc->in_len >= UP_READ_MIN)
     return true;
@@ -802,7 +1036,7 @@ static void up_read(struct upconn *uc)
   ssize_t n;
   int rc;
   if (!in_reserve(uc)) {
-    up_failed_late(uc, "response larger than the proxy accepts");
+    up_failed_late(uc, "response head larger than the proxy accepts");
     return;
   }
   n = recv(uc->fd, uc->in + uc->in_len, uc->in_cap - uc->in_len, 0);
@@ -818,8 +1052,10 @@ static void up_read(struct upconn *uc)
     return;
   }
   uc->in_len += (size_t)n;
-  if ((rc = parse_up(uc)) == 0)
-    up_complete(uc);
+  if (uc->head_done)
+    up_body(uc);
+  else if ((rc = parse_up_head(uc)) == 0)
+    up_head(uc);
   else if (rc < 0)
     up_failed_late(uc, "malformed or oversized HTTP response");
 }
@@ -857,41 +1093,152 @@ static bool is_hop_request_header(const struct gs_http_header *h)
   return false;
 }
 
-/* The request as the worker gets it, in r->out (grown if needed): HTTP/1.1,
- * kept alive, the (decoded) body framed by Content-Length. One copy of the
- * body: buffered mode. false on no memory. */
-static bool build_upstream(struct preq *r, const struct gs_http_request *q)
+/* Room for more bytes in r->out; false on no memory. */
+static bool out_room(struct preq *r, size_t more)
 {
-  size_t cap = q->method_len + q->path_len + 64 + q->body_len, o;
-  char *out;
+  size_t cap = r->out_cap ? r->out_cap : 4096;
+  char *q;
+  if (r->out_len + more <= r->out_cap)
+    return true;
+  while (cap < r->out_len + more)
+    cap *= 2;
+  if (!(q = realloc(r->out, cap)))
+    return false;
+  r->out = q;
+  r->out_cap = cap;
+  return true;
+}
+
+static void out_add(struct preq *r, const void *data, size_t len)
+{
+  memcpy(r->out + r->out_len, data, len);
+  r->out_len += len;
+}
+
+/* The request head as the worker gets it, in r->out: HTTP/1.1, kept alive,
+ * the body framed as the client framed it (chunks are re-chunked, so the
+ * Content-Length or chunked framing passes through). false on no memory. */
+static bool build_head(struct preq *r, const struct gs_http_request *q)
+{
+  const struct gs_http_header *cl = gs_http_header_find(q, "content-length");
+  size_t cap = q->method_len + q->path_len + 64, body = 0;
+  /* room for the body kept for a retry at once, not grown piece by piece */
+  if (cl && parse_len(cl->value, cl->value_len, &body))
+    cap += cl->value_len + (body < RETRY_KEEP ? body : RETRY_KEEP);
   for (size_t i = 0; i < q->nheaders; i++)
     cap += q->headers[i].name_len + q->headers[i].value_len + 4;
-  if (cap > r->out_cap) {
-    free(r->out);
-    r->out_cap = 0;
-    if (!(r->out = malloc(cap)))
-      return false;
-    r->out_cap = cap;
-  }
-  out = r->out;
-  o = (size_t)sprintf(out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
-                      (int)q->path_len, q->path);
+  r->out_len = 0;
+  if (!out_room(r, cap))
+    return false;
+  r->out_len = (size_t)sprintf(r->out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
+                               (int)q->path_len, q->path);
   for (size_t i = 0; i < q->nheaders; i++) {
     const struct gs_http_header *h = &q->headers[i];
     if (is_hop_request_header(h))
       continue;
-    memcpy(out + o, h->name, h->name_len);
-    o += h->name_len;
-    memcpy(out + o, ": ", 2);
-    memcpy(out + o + 2, h->value, h->value_len);
-    o += 2 + h->value_len;
-    memcpy(out + o, "\r\n", 2);
-    o += 2;
+    out_add(r, h->name, h->name_len);
+    out_add(r, ": ", 2);
+    out_add(r, h->value, h->value_len);
+    out_add(r, "\r\n", 2);
   }
-  o += (size_t)sprintf(out + o, "Content-Length: %zu\r\n\r\n", q->body_len);
-  memcpy(out + o, q->body, q->body_len);
-  r->out_len = o + q->body_len;
+  r->chunked = q->body_follows && !cl; /* the HTTP server takes chunked or a length */
+  if (r->chunked)
+    out_add(r, "Transfer-Encoding: chunked\r\n\r\n", 30);
+  else if (cl)
+    r->out_len += (size_t)sprintf(r->out + r->out_len, "Content-Length: %.*s\r\n\r\n",
+                                  (int)cl->value_len, cl->value);
+  else
+    out_add(r, "Content-Length: 0\r\n\r\n", 21);
   return true;
+}
+
+/* Appends body bytes (framed) to r->out; past RETRY_KEEP the bytes already
+ * sent go first, which ends the retry. false on no memory. */
+static bool out_body(struct preq *r, const char *data, size_t len, bool end)
+{
+  char size[24];
+  int sl = r->chunked && len ? snprintf(size, sizeof(size), "%zx\r\n", len) : 0;
+  struct upconn *uc = r->uc;
+  size_t need = (size_t)sl + len + 2 + (end && r->chunked ? 5 : 0);
+  if (r->out_len + need > RETRY_KEEP && uc && uc->sent > r->base) {
+    size_t done = uc->sent - r->base;
+    memmove(r->out, r->out + done, r->out_len - done);
+    r->out_len -= done;
+    r->base += done;
+  }
+  if (!out_room(r, need))
+    return false;
+  out_add(r, size, (size_t)sl);
+  out_add(r, data, len);
+  if (sl)
+    out_add(r, "\r\n", 2);
+  if (end && r->chunked)
+    out_add(r, "0\r\n\r\n", 5);
+  return true;
+}
+
+/* The client's body failed (status 400, 408, 413) or could not be held:
+ * the worker has part of a request, so its connection goes too. */
+static void req_abandon(struct preq *r, int status)
+{
+  struct upconn *uc = req_detach(r);
+  if (uc)
+    up_close(uc);
+  req_error(r, status, "%s",
+            status == 413   ? "request body larger than the proxy accepts"
+            : status == 408 ? "the request was not received in time"
+            : status == 400 ? "malformed or truncated request body"
+                            : "out of memory forwarding a request body");
+}
+
+/* Body bytes from the client: queued after what the worker has not taken
+ * yet; the client is paused while STREAM_HIGH bytes wait. The request goes
+ * out with its first body bytes (one send for a small request). */
+static void on_body(void *user, struct gs_http_conn *conn, const char *data, size_t len,
+                    int status)
+{
+  struct preq *r = user;
+  if (!r) { /* the handler answered already: nothing waits for this body */
+    if (status > GS_HTTP_BODY_END)
+      gs_http_respond_error(conn, status, "request body failed");
+    return;
+  }
+  if (status > GS_HTTP_BODY_END) {
+    req_abandon(r, status);
+    return;
+  }
+  if (!out_body(r, data, len, status == GS_HTTP_BODY_END)) {
+    req_abandon(r, 500);
+    return;
+  }
+  r->body_done = status == GS_HTTP_BODY_END;
+  if (!r->attempts) {
+    dispatch(r, NULL);
+    return;
+  }
+  if (!r->uc)
+    return;
+  if (!up_write(r->uc)) {
+    up_failed_early(r->uc);
+    return;
+  }
+  if (r->uc && r->base + r->out_len - r->uc->sent >= STREAM_HIGH && !r->paused) {
+    r->paused = true; /* up_write resumes once all is sent */
+    gs_http_pause(conn, true);
+  }
+}
+
+/* The client took a streamed answer's queued bytes: read its worker again. */
+static void on_client_drain(void *user, struct gs_http_conn *conn)
+{
+  struct preq *r = user;
+  struct upconn *uc = r ? r->uc : NULL;
+  (void)conn;
+  if (!uc || !uc->paused)
+    return;
+  uc->paused = false;
+  /* a failure here leaves it unread: the worker timeout ends the request */
+  gs_loop_add(NULL, uc->p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc);
 }
 
 /* One histogram in Prometheus text: cumulative buckets, sum, count.
@@ -913,31 +1260,80 @@ static void hist_print(FILE *f, const char *name, const char *labels, const stru
           (unsigned long long)h->count);
 }
 
-/* A per-worker metric family: HELP, TYPE, one line per worker. */
-static void family(FILE *f, const struct gs_proxy *p, const char *name, const char *type,
-                   const char *help, unsigned long long (*value)(const struct pworker *))
+/* Adds h's counts (another thread's maybe) to sum. */
+static void hist_merge(struct hist *sum, const struct hist *h)
 {
-  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(p->w[i]));
+  for (size_t i = 0; i < NBUCKETS; i++)
+    sum->bucket[i] += cnt_get(&h->bucket[i]);
+  sum->count += cnt_get(&h->count);
+  sum->sum_us += cnt_get(&h->sum_us);
 }
 
-static unsigned long long v_requests(const struct pworker *w) { return w->requests; }
-static unsigned long long v_errors(const struct pworker *w) { return w->errors; }
-static unsigned long long v_inflight(const struct pworker *w) { return w->inflight; }
-static unsigned long long v_up(const struct pworker *w) { return usable(w); }
-
-static unsigned long long v_restarts(const struct pworker *w)
+/* A per-worker metric family: HELP, TYPE, one line per worker, summed
+ * over the threads (the main proxy m's mutex held). */
+static void family(FILE *f, const struct gs_proxy *m, const char *name, const char *type,
+                   const char *help, unsigned long long (*value)(const struct gs_proxy *, size_t))
 {
-  struct gs_super_info info;
-  return gs_super_info(w->p->cfg.super, w->id, &info) == 0 ? info.restarts : 0;
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  for (size_t i = 0; i < m->cfg.nworkers; i++)
+    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(m, i));
+}
+
+static unsigned long long v_requests(const struct gs_proxy *m, size_t w)
+{
+  uint64_t requests, errors;
+  worker_sums(m, w, &requests, &errors);
+  return requests;
+}
+
+static unsigned long long v_errors(const struct gs_proxy *m, size_t w)
+{
+  uint64_t requests, errors;
+  worker_sums(m, w, &requests, &errors);
+  return errors;
+}
+
+static unsigned long long v_inflight(const struct gs_proxy *m, size_t w)
+{
+  return worker_inflight(m, w);
+}
+
+static unsigned long long v_up(const struct gs_proxy *m, size_t w)
+{
+  return usable(m->w[w]);
+}
+
+static unsigned long long v_restarts(const struct gs_proxy *m, size_t w)
+{
+  return m->w[w]->restarts;
+}
+
+/* Every proxy of p's group: the main one, then its shards. */
+static const struct gs_proxy *group_at(const struct gs_proxy *m, size_t i)
+{
+  return i ? m->shards[i - 1] : m;
 }
 
 static void write_metrics(struct gs_proxy *p, FILE *f)
 {
+  struct gs_proxy *m = p->main;
+  uint64_t requests = 0, errors = 0;
   size_t inflight = 0;
-  for (size_t i = 0; i < p->cfg.nworkers; i++)
-    inflight += p->w[i]->inflight;
+  struct hist total = {0};
+  struct gs_super_info info;
+  pthread_mutex_lock(&m->mu);
+  /* the main thread reads the supervisor live; others see it as of the
+   * worker's last change (the supervisor is the main thread's) */
+  for (size_t i = 0; p == m && m->cfg.super && i < m->cfg.nworkers; i++)
+    if (gs_super_info(m->cfg.super, i, &info) == 0)
+      m->w[i]->restarts = info.restarts;
+  for (size_t i = 0; i <= m->nshards; i++) {
+    requests += cnt_get(&group_at(m, i)->requests);
+    errors += cnt_get(&group_at(m, i)->errors);
+    hist_merge(&total, &group_at(m, i)->latency);
+  }
+  for (size_t i = 0; i < m->cfg.nworkers; i++)
+    inflight += worker_inflight(m, i);
   fprintf(f, "# HELP gpuslice_proxy_requests_total Requests the proxy accepted.\n"
              "# TYPE gpuslice_proxy_requests_total counter\n"
              "gpuslice_proxy_requests_total %llu\n"
@@ -950,27 +1346,32 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
              "# HELP gpuslice_proxy_request_duration_seconds From a request's arrival to its "
              "answer (the proxy's errors too).\n"
              "# TYPE gpuslice_proxy_request_duration_seconds histogram\n",
-          (unsigned long long)p->requests, (unsigned long long)p->errors, inflight);
-  hist_print(f, "gpuslice_proxy_request_duration_seconds", "", &p->latency);
-  family(f, p, "gpuslice_worker_requests_total", "counter",
+          (unsigned long long)requests, (unsigned long long)errors, inflight);
+  hist_print(f, "gpuslice_proxy_request_duration_seconds", "", &total);
+  family(f, m, "gpuslice_worker_requests_total", "counter",
          "Requests sent to a worker (retries count).", v_requests);
-  family(f, p, "gpuslice_worker_errors_total", "counter",
+  family(f, m, "gpuslice_worker_errors_total", "counter",
          "Refusals, resets and timeouts of a worker.", v_errors);
-  family(f, p, "gpuslice_worker_inflight", "gauge", "Requests sent to a worker, unanswered.",
+  family(f, m, "gpuslice_worker_inflight", "gauge", "Requests sent to a worker, unanswered.",
          v_inflight);
-  family(f, p, "gpuslice_worker_up", "gauge",
+  family(f, m, "gpuslice_worker_up", "gauge",
          "1 when the worker is in the pool (ready, not ejected, enabled).", v_up);
-  if (p->cfg.super)
-    family(f, p, "gpuslice_worker_restarts_total", "counter", "Starts after the first one.",
+  if (m->cfg.super)
+    family(f, m, "gpuslice_worker_restarts_total", "counter", "Starts after the first one.",
            v_restarts);
   fprintf(f, "# HELP gpuslice_worker_request_duration_seconds From a request's arrival at the "
              "proxy to the answer this worker gave.\n"
              "# TYPE gpuslice_worker_request_duration_seconds histogram\n");
-  for (size_t i = 0; i < p->cfg.nworkers; i++) {
+  for (size_t i = 0; i < m->cfg.nworkers; i++) {
     char labels[48];
+    struct hist h = {0};
+    for (size_t k = 0; k <= m->nshards; k++)
+      if (i < group_at(m, k)->cfg.nworkers)
+        hist_merge(&h, &group_at(m, k)->w[i]->latency);
     snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
-    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i]->latency);
+    hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &h);
   }
+  pthread_mutex_unlock(&m->mu);
 }
 
 /* Prometheus text for /metrics. */
@@ -1001,14 +1402,13 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     respond_metrics(p, conn);
     return;
   }
-  p->requests++;
-  if (!(r = req_new(p)) || !build_upstream(r, q)) {
+  cnt_add(&p->requests, 1);
+  if (!(r = req_new(p)) || !build_head(r, q)) {
     if (r)
       free(r->out);
     free(r);
-    p->errors++;
-    gs_http_respond_error(conn, 500, "out of memory forwarding a request of %zu bytes",
-                          q->body_len);
+    cnt_add(&p->errors, 1);
+    gs_http_respond_error(conn, 500, "out of memory forwarding a request");
     return;
   }
   r->p = p;
@@ -1019,24 +1419,34 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
   if (p->reqs)
     p->reqs->prev = r;
   p->reqs = r;
-  p->nreqs++;
-  dispatch(r, NULL);
+  __atomic_store_n(&p->nreqs, p->nreqs + 1, __ATOMIC_RELAXED);
+  gs_http_bind(conn, r);
+  r->body_done = !q->body_follows;
+  if (r->body_done)
+    dispatch(r, NULL); /* else with the first body bytes (on_body) */
 }
 
 /* ---- life ---- */
 
-int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
-                 struct gs_proxy **out)
+/* One proxy on loop: the main one (m NULL) or a shard of m. */
+static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+                         struct gs_proxy *m, struct gs_proxy **out)
 {
   struct gs_proxy *p = calloc(1, sizeof(*p));
   int rc;
   *out = NULL;
   if (!p)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy");
+  p->main = m ? m : p;
+  p->efd = -1;
+  if (!m) {
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cond, NULL);
+  }
   p->loop = loop;
   p->cfg = *cfg;
   p->listen_fd = -1;
-  p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us();
+  p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us() ^ (uintptr_t)p;
   if (!p->cfg.max_inflight)
     p->cfg.max_inflight = 64;
   if (!p->cfg.worker_timeout_ms)
@@ -1049,12 +1459,14 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
    * closes and reopens upstream connections under load (TIME_WAIT churn). */
   if (!p->cfg.idle_pool)
     p->cfg.idle_pool = p->cfg.max_inflight;
-  if (!p->cfg.limits.max_conns)
-    gs_http_limits_default(&p->cfg.limits);
   p->cfg.nworkers = 0;
+  if (!m && !(p->shared = calloc(SHARED_MAX, sizeof(*p->shared)))) {
+    gs_proxy_free(p);
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy");
+  }
   for (size_t i = 0; i < cfg->nworkers; i++) {
     size_t w;
-    if (gs_proxy_add_worker(p, &w) != 0) {
+    if (add_worker_local(p, &w) != 0) {
       gs_proxy_free(p);
       return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy of %zu workers",
                         cfg->nworkers);
@@ -1064,35 +1476,15 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
     gs_proxy_free(p);
     return rc;
   }
+  gs_http_server_stream(p->http, on_body, on_client_drain);
+  gs_http_server_share_conns(p->http, &p->main->conns);
   *out = p;
   return 0;
 }
 
-int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd)
+/* Frees one proxy of a group (a shard's thread has ended). */
+static void proxy_free_one(struct gs_proxy *p)
 {
-  int rc = gs_http_server_listen_fd(err, p->http, fd);
-  if (rc == 0)
-    p->listen_fd = fd;
-  return rc;
-}
-
-void gs_proxy_drain(struct gs_proxy *p)
-{
-  /* The listening socket stays open (closed with the server) but unwatched:
-   * connections queue in its backlog unanswered, and are reset at exit. */
-  if (p->listen_fd >= 0)
-    gs_loop_del(p->loop, p->listen_fd, GS_LOOP_READABLE);
-}
-
-size_t gs_proxy_inflight(const struct gs_proxy *p)
-{
-  return p->nreqs;
-}
-
-void gs_proxy_free(struct gs_proxy *p)
-{
-  if (!p)
-    return;
   /* Requests first: they point at client connections the server frees. */
   while (p->reqs) {
     struct preq *r = p->reqs;
@@ -1116,5 +1508,170 @@ void gs_proxy_free(struct gs_proxy *p)
   gs_http_server_free(p->http);
   free(p->w);
   free(p->cand);
+  if (p->main == p) {
+    free(p->shared);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cond);
+  }
   free(p);
+}
+
+static void shard_free(struct gs_proxy *s)
+{
+  struct gs_loop *loop = s->loop;
+  int efd = s->efd;
+  proxy_free_one(s);
+  if (efd >= 0)
+    gs_loop_close_fd(loop, efd);
+  gs_loop_free(loop);
+}
+
+/* A shard of m on a loop of its own, woken through an eventfd. */
+static int shard_new(struct gs_err *err, struct gs_proxy *m, struct gs_proxy **out)
+{
+  struct gs_proxy_config cfg = m->cfg;
+  struct gs_loop *loop;
+  struct gs_proxy *s;
+  int rc;
+  /* the supervisor and the ejection reports are the main thread's */
+  cfg.super = NULL;
+  cfg.on_eject = NULL;
+  cfg.ctx = NULL;
+  if ((rc = gs_loop_new(err, SHARD_LOOP_FDS, &loop)) != 0)
+    return rc;
+  if ((rc = proxy_new_one(err, loop, &cfg, m, &s)) != 0) {
+    gs_loop_free(loop);
+    return rc;
+  }
+  if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+    shard_free(s);
+    return gs_err_set(err, GS_E_IO, "eventfd for a proxy thread: %s", strerror(errno));
+  }
+  if ((rc = gs_loop_add(err, loop, s->efd, GS_LOOP_READABLE, on_sync, s)) != 0) {
+    shard_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+                 struct gs_proxy **out)
+{
+  struct gs_proxy_config c = *cfg;
+  unsigned threads = cfg->threads ? cfg->threads : 1;
+  struct gs_proxy *p;
+  int rc;
+  if (!c.limits.max_conns)
+    gs_http_limits_default(&c.limits);
+  if ((rc = proxy_new_one(err, loop, &c, NULL, &p)) != 0)
+    return rc;
+  if (threads > 1 && !(p->shards = calloc(threads - 1, sizeof(*p->shards)))) {
+    gs_proxy_free(p);
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating %u proxy threads", threads);
+  }
+  while (p->nshards + 1 < threads) {
+    if ((rc = shard_new(err, p, &p->shards[p->nshards])) != 0) {
+      gs_proxy_free(p);
+      return rc;
+    }
+    p->nshards++;
+  }
+  *out = p;
+  return 0;
+}
+
+static void *shard_main(void *arg)
+{
+  struct gs_proxy *s = arg;
+  gs_loop_run(s->loop);
+  /* ended (stopped, or its loop failed): nobody waits for it any more */
+  pthread_mutex_lock(&s->main->mu);
+  s->running = false;
+  pthread_cond_broadcast(&s->main->cond);
+  pthread_mutex_unlock(&s->main->mu);
+  return NULL;
+}
+
+/* Starts the shards' threads, each with the pool as it is now. They take no
+ * signal: the main thread's handlers and signalfds get them all. */
+static int start_shards(struct gs_err *err, struct gs_proxy *m)
+{
+  sigset_t all, old;
+  int rc = 0;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_mutex_lock(&m->mu);
+  for (size_t i = 0; i < m->nshards && rc == 0; i++) {
+    struct gs_proxy *s = m->shards[i];
+    shard_apply(s);
+    if (pthread_create(&s->thread, NULL, shard_main, s) != 0)
+      rc = gs_err_set(err, GS_E_IO, "cannot start proxy thread %zu", i + 1);
+    else
+      s->started = s->running = true;
+  }
+  pthread_mutex_unlock(&m->mu);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
+
+int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd)
+{
+  int rc = gs_http_server_listen_fd(err, p->http, fd);
+  if (rc != 0)
+    return rc;
+  p->listen_fd = fd;
+  /* every thread accepts from the same socket (a copy of its fd each) */
+  for (size_t i = 0; i < p->nshards; i++) {
+    struct gs_proxy *s = p->shards[i];
+    int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (d < 0)
+      return gs_err_set(err, GS_E_IO, "dup of the listening socket: %s", strerror(errno));
+    if ((rc = gs_http_server_listen_fd(err, s->http, d)) != 0) {
+      close(d);
+      return rc;
+    }
+    s->listen_fd = d;
+  }
+  return p->nshards ? start_shards(err, p) : 0;
+}
+
+void gs_proxy_drain(struct gs_proxy *p)
+{
+  /* The listening socket stays open (closed with the server) but unwatched:
+   * connections queue in its backlog unanswered, and are reset at exit. */
+  pthread_mutex_lock(&p->mu);
+  p->draining = true;
+  if (p->listen_fd >= 0)
+    gs_loop_del(p->loop, p->listen_fd, GS_LOOP_READABLE);
+  publish(p);
+  pthread_mutex_unlock(&p->mu);
+}
+
+size_t gs_proxy_inflight(const struct gs_proxy *p)
+{
+  size_t n = __atomic_load_n(&p->nreqs, __ATOMIC_RELAXED);
+  for (size_t i = 0; i < p->nshards; i++)
+    n += __atomic_load_n(&p->shards[i]->nreqs, __ATOMIC_RELAXED);
+  return n;
+}
+
+void gs_proxy_free(struct gs_proxy *p)
+{
+  if (!p)
+    return;
+  if (p->nshards) {
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->nshards; i++)
+      p->shards[i]->stop = true;
+    publish(p); /* each running shard stops its loop */
+    pthread_mutex_unlock(&p->mu);
+  }
+  for (size_t i = 0; i < p->nshards; i++) {
+    if (p->shards[i]->started)
+      pthread_join(p->shards[i]->thread, NULL);
+    shard_free(p->shards[i]);
+  }
+  free(p->shards);
+  proxy_free_one(p);
 }

@@ -88,6 +88,7 @@ struct gs_http_request {
   size_t nheaders;
   const char *body;
   size_t body_len;
+  bool body_follows; /* streaming server: a body comes through its body_fn */
   bool keep_alive;
 };
 
@@ -115,6 +116,45 @@ int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd);
 /* Closes every connection, answered or not; takes NULL. */
 void gs_http_server_free(struct gs_http_server *s);
+
+/* Streaming (the proxy): a request with a body reaches the handler once its
+ * head is read (body_follows set, no body yet), and its body through body_fn
+ * as it arrives, decoded from chunks, with the limits still applied: the
+ * whole request within read_timeout_ms, the body within max_body. status:
+ * GS_HTTP_BODY_MORE, GS_HTTP_BODY_END (the last bytes, maybe none), or the
+ * HTTP status of a failure (400 malformed or cut short, 413 too large, 408
+ * timed out or the client gone: then dead), which the handler answers (or
+ * aborts the answer it started). user: what gs_http_bind set, NULL before.
+ * Answering before the body's end reads and drops the rest and closes after
+ * the answer. drain_fn is called when a streamed answer's buffered bytes are
+ * all sent. Set before the first connection. */
+#define GS_HTTP_BODY_MORE 0
+#define GS_HTTP_BODY_END 1
+typedef void gs_http_body_fn(void *user, struct gs_http_conn *conn, const char *data, size_t len,
+                             int status);
+typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
+void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
+                           gs_http_drain_fn *drain_fn);
+void gs_http_bind(struct gs_http_conn *conn, void *user);
+/* Servers on several threads sharing one max_conns: count points at their
+ * common count of connections (changed with atomic operations). Set before
+ * the first connection. */
+void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count);
+/* Stops (true) or resumes reading the connection: backpressure. An answer's
+ * end resumes it. */
+void gs_http_pause(struct gs_http_conn *conn, bool paused);
+/* An answer in pieces: the head now, len its Content-Length or -1 (chunked,
+ * or to the close for an HTTP/1.0 client); data appends body bytes and
+ * returns the bytes still queued unsent (0 when the client is gone: the
+ * caller may stop reading its source above a mark of its own, and resume at
+ * drain_fn); end completes it (and frees a dead connection); abort closes the
+ * connection at once (an answer that cannot be completed), never from
+ * inside body_fn. */
+void gs_http_respond_start(struct gs_http_conn *conn, int status, const char *content_type,
+                           const char *extra, int64_t len);
+size_t gs_http_respond_data(struct gs_http_conn *conn, const void *data, size_t len);
+void gs_http_respond_end(struct gs_http_conn *conn);
+void gs_http_respond_abort(struct gs_http_conn *conn);
 unsigned gs_http_server_conns(const struct gs_http_server *s);
 
 /* Answers the connection's current request with Content-Length framing.
@@ -279,6 +319,11 @@ struct gs_proxy_config {
   unsigned eject_ms;          /* an ejected worker's time out of the pool; 0: 10000 */
   unsigned idle_pool;         /* kept-alive idle connections per worker; 0: max_inflight */
   struct gs_http_limits limits; /* client side; all zero: gs_http_limits_default */
+  /* Event-loop threads in all, the caller's loop included (0 or 1: that one
+   * alone). The others accept from the same listening socket and keep
+   * their own upstream pools; max_conns counts all their connections. The
+   * proxy's functions are called from the caller's loop thread only. */
+  unsigned threads;
   /* Where /metrics reads worker restarts; NULL: none reported. */
   const struct gs_super *super;
   /* Called when passive ejection takes worker w out (true) or a timer lets

@@ -27,6 +27,7 @@ static const char good[] =
     "log-dir: /var/log/gpuslice\n"
     "admin-listen: 127.0.0.1:8001\n"
     "admin-token-file: /etc/gpuslice/admin.token\n"
+    "threads: 2\n"
     "env:\n"
     "  OMP_NUM_THREADS: \"4\"\n"
     "  TRITON_LOG: verbose\n"
@@ -52,7 +53,8 @@ static void test_every_key(void **state)
   unsigned line = 0;
   (void)state;
   assert_int_equal(gs_serve_file_parse(&err, "serve.yaml", good, strlen(good), &f), 0);
-  assert_int_equal(f->nopts, 13);
+  assert_int_equal(f->nopts, 14);
+  assert_string_equal(value(f, "threads", &line), "2");
   assert_string_equal(value(f, "listen", &line), "0.0.0.0:8000");
   assert_int_equal(line, 2);
   assert_string_equal(value(f, "worker-timeout", &line), "5000");
@@ -82,7 +84,7 @@ static void refused(const char *text, const char *needle)
 static void test_refusals(void **state)
 {
   (void)state;
-  refused("listen: a\nthreads: 4\n", "s.yaml:2: unexpected key 'threads'");
+  refused("listen: a\nworkers: 4\n", "s.yaml:2: unexpected key 'workers'");
   refused("listen: a\nlisten: b\n", "s.yaml:2: 'listen' appears twice");
   refused("listen: [a]\n", "s.yaml:1: listen: expected a value, found a list");
   refused("listen:\n", "listen: expected a value, found an empty value");
