@@ -509,9 +509,9 @@ int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w)
   struct pworker *wk = pick(p, avoid < p->cfg.nworkers ? p->w[avoid] : NULL, &busy);
   if (!wk)
     return busy ? GS_E_IN_USE : GS_E_NOT_FOUND;
-  wk->inflight++;
-  wk->requests++;
-  p->requests++;
+  inflight_add(p, wk, 1);
+  cnt_add(&wk->requests, 1);
+  cnt_add(&p->requests, 1);
   *w = wk->id;
   return 0;
 }
@@ -521,7 +521,7 @@ void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, u
   struct pworker *wk = w < p->cfg.nworkers ? p->w[w] : NULL;
   if (!wk)
     return;
-  wk->inflight--;
+  inflight_add(p, wk, -1);
   if (o == GS__PROXY_ANSWERED) {
     wk->fails = 0;
     hist_add(&wk->latency, us);
@@ -533,7 +533,7 @@ void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, u
 
 void gs__proxy_error(struct gs_proxy *p)
 {
-  p->errors++;
+  cnt_add(&p->errors, 1);
 }
 
 const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p)
