@@ -931,6 +931,17 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
     snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
     hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &p->w[i]->latency);
   }
+  if (p->cfg.metrics_more)
+    p->cfg.metrics_more(p->cfg.ctx, f);
+}
+
+size_t gs_proxy_latency(const struct gs_proxy *p, const uint64_t **le_us, uint64_t *counts,
+                        size_t max)
+{
+  size_t n = max < NBUCKETS ? max : NBUCKETS;
+  *le_us = hist_le_us;
+  memcpy(counts, p->latency.bucket, n * sizeof(*counts));
+  return n;
 }
 
 /* Prometheus text for /metrics. */

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/util.h"
 
@@ -281,6 +282,8 @@ struct gs_proxy_config {
   /* Called when passive ejection takes worker w out (true) or a timer lets
    * it back (false); may be NULL. */
   void (*on_eject)(void *ctx, size_t w, bool ejected);
+  /* Appends more Prometheus text to /metrics (the autoscaler's); may be NULL. */
+  void (*metrics_more)(void *ctx, FILE *f);
   void *ctx;
 };
 
@@ -325,6 +328,11 @@ void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsig
 /* Appends a worker, out of the pool until gs_proxy_worker_set; its id in *w
  * (the next one: the proxy's ids follow the supervisor's). */
 int gs_proxy_add_worker(struct gs_proxy *p, size_t *w);
+/* The proxy-wide latency histogram so far (every answer): up to max bucket
+ * counts, not cumulative, into counts; *le_us gets the buckets' upper bounds
+ * in µs (one fewer: the last bucket has none). Returns the bucket count. */
+size_t gs_proxy_latency(const struct gs_proxy *p, const uint64_t **le_us, uint64_t *counts,
+                        size_t max);
 /* Stops accepting new connections (drain); requests under way go on. */
 void gs_proxy_drain(struct gs_proxy *p);
 /* Requests accepted and not yet answered. */
