@@ -17,7 +17,8 @@ static const char *const scalar_keys[] = {
     "listen",        "gpus",          "replicas",      "policy",       "log-dir",
     "worker-timeout", "max-inflight", "drain-timeout", "port-base",    "ephemeral-ports",
     "admin-listen",  "admin-token",   "admin-token-file", "ready-path",
-    "max-conns"};
+    "max-conns",     "latency-budget", "slices",       "grow-profile", "scale-window",
+    "scale-cooldown", "shrink-below", "scale-state"};
 
 struct ctx {
   struct gs_err *err;

@@ -378,4 +378,100 @@ void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
 /* GS_E_NO_PERMISSION when fd is bound to a non-loopback address and token is NULL. */
 int gs_proxy_admin_check_bind(struct gs_err *err, int fd, const char *token);
 
+/* ---- autoscaler (docs/autoscale.md) ---- */
+
+/* Grows and shrinks the slices serving behind the proxy to keep a latency
+ * percentile under a budget: a grow makes a GPU instance and its compute
+ * instance from free capacity (the backend) and a worker on it; a shrink
+ * drains its worker, stops it and destroys the instances. Only instances it
+ * made are ever shrunk; they are listed in a state file so a restarted serve
+ * adopts them (and kills the workers a killed serve left behind). */
+#define GS_SCALE_BUCKETS 32
+#define GS_SCALE_SNAPS 128
+
+struct gs_scale_config {
+  double percentile;         /* 90 */
+  uint64_t budget_us;        /* 50000 */
+  unsigned min_slices, max_slices;
+  uint64_t window_us;        /* the sliding window of the percentile; 0: 10 s */
+  uint64_t cooldown_us;      /* since the last scale event; 0: 10 s */
+  double shrink_below;       /* shrink when the percentile scaled to one slice fewer stays
+                                below this fraction of the budget; 0: 0.7 */
+  unsigned min_requests;     /* fewer in the window counts as idle; 0: 20 */
+  uint64_t tick_us;          /* how often it looks; 0: 250 ms */
+  uint64_t drain_us;         /* a shrinking worker's bound to finish its requests; 0: 10 s */
+};
+
+/* Parsers of the command line's forms (also the serve file's): "p90=50ms"
+ * (p50..p99.9; ms, s or us), "1..7", "10s"/"500ms"/"250000us". */
+int gs_scale_parse_budget(struct gs_err *err, const char *s, double *pct, uint64_t *us);
+int gs_scale_parse_range(struct gs_err *err, const char *s, unsigned *min, unsigned *max);
+int gs_scale_parse_duration(struct gs_err *err, const char *what, const char *s, uint64_t *us);
+/* Fills cfg's zero fields with their defaults. */
+void gs_scale_config_defaults(struct gs_scale_config *cfg);
+
+/* The decision rule alone, fed with the proxy's cumulative histogram counts
+ * (pure: the tests script load through it). */
+enum gs_scale_action { GS_SCALE_HOLD, GS_SCALE_GROW, GS_SCALE_SHRINK };
+
+struct gs_scale_policy {
+  struct gs_scale_config cfg;
+  size_t nb;
+  uint64_t le_us[GS_SCALE_BUCKETS];
+  struct gs_scale_snap {
+    uint64_t t_us;
+    uint64_t c[GS_SCALE_BUCKETS];
+  } snap[GS_SCALE_SNAPS];
+  size_t first, n;          /* ring of snapshots within the window */
+  uint64_t since_us;        /* the window restarts here after each scale event */
+  uint64_t last_event_us;
+  bool any_event;
+};
+
+struct gs_scale_decision {
+  enum gs_scale_action action;
+  uint64_t pct_us;          /* the percentile over the window; 0 with no request */
+  uint64_t requests;        /* in the window */
+  const char *why;          /* static text */
+};
+
+void gs_scale_policy_init(struct gs_scale_policy *p, const struct gs_scale_config *cfg,
+                          uint64_t now_us);
+/* One snapshot of cumulative bucket counts (le_us: nb - 1 upper bounds). */
+void gs_scale_observe(struct gs_scale_policy *p, uint64_t now_us, const uint64_t *le_us,
+                      const uint64_t *cum, size_t nb);
+/* What to do with slices serving and pending (starting or stopping) now. */
+void gs_scale_decide(struct gs_scale_policy *p, uint64_t now_us, unsigned slices,
+                     unsigned pending, struct gs_scale_decision *d);
+/* A scale event happened (or finished): cool-down and a fresh window start. */
+void gs_scale_policy_event(struct gs_scale_policy *p, uint64_t now_us);
+
+/* The controller on the serve loop. */
+struct gs_backend;
+struct gs_scale;
+struct gs_scale_target {
+  struct gs_backend *backend;
+  const unsigned *gpus;      /* where it may grow, in order */
+  size_t ngpus;
+  const char *profile;       /* "1g.5gb" */
+  const char *state_path;    /* the list of its instances (JSON) */
+  struct gs_super *super;
+  struct gs_proxy *proxy;
+};
+/* Adopts the instances the state file lists that still exist (killing the
+ * worker processes a killed serve left on them), forgets the others, and
+ * starts ticking. The supervisor must exist (started or not). */
+int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
+                 const struct gs_scale_target *t, struct gs_scale **out);
+/* The default state file for a backend: beside the emulator's state file,
+ * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */
+char *gs_scale_default_state(struct gs_backend *b);
+/* Prometheus text: slices, budget, window percentile, scale events, no capacity. */
+void gs_scale_metrics(void *scale, FILE *f);
+/* JSON object of the same, for the admin API; caller frees. */
+char *gs_scale_json(const struct gs_scale *s);
+/* Call after the supervisor reaped every worker: destroys its instances,
+ * empties the state file, frees. Takes NULL. */
+void gs_scale_free(struct gs_scale *s);
+
 #endif
