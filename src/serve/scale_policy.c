@@ -23,7 +23,7 @@ void gs_scale_config_defaults(struct gs_scale_config *cfg)
   if (!cfg->cooldown_us)
     cfg->cooldown_us = 10000000;
   if (cfg->shrink_below <= 0)
-    cfg->shrink_below = 0.7;
+    cfg->shrink_below = 0.75;
   if (!cfg->min_requests)
     cfg->min_requests = 20;
   if (!cfg->tick_us)

@@ -396,7 +396,7 @@ struct gs_scale_config {
   uint64_t window_us;        /* the sliding window of the percentile; 0: 10 s */
   uint64_t cooldown_us;      /* since the last scale event; 0: 10 s */
   double shrink_below;       /* shrink when the percentile scaled to one slice fewer stays
-                                below this fraction of the budget; 0: 0.7 */
+                                below this fraction of the budget; 0: 0.75 */
   unsigned min_requests;     /* fewer in the window counts as idle; 0: 20 */
   uint64_t tick_us;          /* how often it looks; 0: 250 ms */
   uint64_t drain_us;         /* a shrinking worker's bound to finish its requests; 0: 10 s */
