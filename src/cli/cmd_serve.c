@@ -316,6 +316,8 @@ static int start_scale(struct serve_run *run, struct gs_err *err)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   t.state_path = o->scale_state ? o->scale_state : state;
   rc = gs_scale_new(err, run->loop, &o->scale, &t, &run->scale);
+  if (!rc && run->admin)
+    gs_proxy_admin_set_scale(run->admin, run->scale);
   if (!rc)
     printf("autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s\n",
            o->scale.percentile, (double)o->scale.budget_us / 1e3, o->scale.min_slices,

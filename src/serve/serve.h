@@ -375,6 +375,9 @@ int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy
                        const struct gs_super *super, const char *token, int fd,
                        struct gs_proxy_admin_server **out);
 void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
+/* GET /autoscale answers gs_scale_json(s) from now on. */
+struct gs_scale;
+void gs_proxy_admin_set_scale(struct gs_proxy_admin_server *a, const struct gs_scale *s);
 /* GS_E_NO_PERMISSION when fd is bound to a non-loopback address and token is NULL. */
 int gs_proxy_admin_check_bind(struct gs_err *err, int fd, const char *token);
 

@@ -44,7 +44,7 @@ metric() { # port name
 metric_is() { test "$(metric "$port" "$1")" = "$2"; } # evaluated at each try
 instances() { "$bin" -q gi list -i 0 --json 2>/dev/null | grep -c '"profile_id"'; }
 start_serve() { # log min..max
-  "$bin" serve -i 0 --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports \
+  "$bin" serve -i 0 --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --ephemeral-ports \
     --latency-budget p90=50ms --slices "$2" --scale-window 60s --scale-cooldown 60s \
     --scale-state "$tmp/scale.json" --log-dir "$tmp/logs" --drain-timeout 2000 \
     -- "$bin" worker --listen 127.0.0.1:{port} --model flower --profile {profile} >"$1" 2>&1 &
@@ -60,6 +60,9 @@ else bad "did not reach 3 slices: $(metric "$port" gpuslice_autoscale_slices)"; 
 [ "$(metric "$port" gpuslice_autoscale_own_instances)" = 2 ] && ok "2 own instances" ||
   bad "own instances: $(metric "$port" gpuslice_autoscale_own_instances)"
 [ "$(instances)" = 3 ] && ok "3 GPU instances on the GPU" || bad "GPU instances: $(instances)"
+aport=$(sed -n 's/^admin on 127.0.0.1:\([0-9]*\)$/\1/p' "$tmp/serve1.log")
+(exec 3<>/dev/tcp/127.0.0.1/"$aport" && printf 'GET /autoscale HTTP/1.0\r\n\r\n' >&3 && cat <&3) \
+  2>/dev/null | grep -q '"own_instances":2' && ok "admin API: GET /autoscale" || bad "GET /autoscale"
 grep -q '"pid": [1-9]' "$tmp/scale.json" && ok "state file lists its workers" ||
   { bad "state file"; cat "$tmp/scale.json"; }
 grep -o '"pid": [0-9]*' "$tmp/scale.json" | grep -o '[0-9]*$' >"$tmp/pids"
