@@ -140,6 +140,7 @@ struct gs_serve_worker_config {
   const char *slice_name;    /* for metadata and logs: "1g.5gb", "full GPU", "14 SMs" */
   unsigned share;            /* N workers time-slicing one GPU without MIG (1 = alone) */
   bool instant;              /* answer at once, no modelled time (fuzzing) */
+  unsigned time_scale;       /* every modelled time times this (0, 1: as modelled) */
 };
 
 /* The names of every emulated model, NULL-terminated. */
