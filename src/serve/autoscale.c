@@ -221,19 +221,20 @@ static void grow(struct gs_scale *s)
   no_capacity(s, err.msg[0] ? err.msg : "no GPU has room for one more");
 }
 
-/* The newest own serving worker starts draining. */
-static bool shrink(struct gs_scale *s, uint64_t now)
+/* The newest own serving worker, or NULL: others' slices are never shrunk. */
+static struct own *newest_serving(struct gs_scale *s)
 {
-  for (size_t i = s->nown; i-- > 0;) {
-    struct own *o = &s->own[i];
-    if (o->st != OWN_SERVING)
-      continue;
-    gs_proxy_worker_admin(s->t.proxy, o->w, GS_PROXY_DRAINING);
-    o->st = OWN_DRAINING;
-    o->until_us = now + s->pol.cfg.drain_us;
-    return true;
-  }
-  return false;
+  for (size_t i = s->nown; i-- > 0;)
+    if (s->own[i].st == OWN_SERVING)
+      return &s->own[i];
+  return NULL;
+}
+
+static void shrink(struct gs_scale *s, struct own *o, uint64_t now)
+{
+  gs_proxy_worker_admin(s->t.proxy, o->w, GS_PROXY_DRAINING);
+  o->st = OWN_DRAINING;
+  o->until_us = now + s->pol.cfg.drain_us;
 }
 
 /* ---- the tick ---- */
@@ -250,7 +251,8 @@ static unsigned serving(const struct gs_scale *s, unsigned *pending)
   for (size_t i = 0; i < s->nown; i++)
     if (s->own[i].st != OWN_SERVING) {
       (*pending)++;
-      n--; /* counted above while starting or draining */
+      if (s->own[i].st != OWN_STOPPING && n)
+        n--; /* counted above: not yet retired */
     }
   return n;
 }
@@ -315,6 +317,10 @@ static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
   advance(s, now);
   n = serving(s, &pending);
   gs_scale_decide(&s->pol, now, n, pending, d);
+  if (d->action == GS_SCALE_SHRINK && !newest_serving(s)) {
+    d->action = GS_SCALE_HOLD; /* only others' slices are left to shrink */
+    d->why = "nothing of its own to shrink";
+  }
   if (d->action == GS_SCALE_GROW && s->no_capacity &&
       now < s->pol.last_event_us + s->pol.cfg.cooldown_us)
     return (int64_t)s->pol.cfg.tick_us; /* asked again only after a cool-down */
@@ -332,10 +338,9 @@ static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
     grow(s);
   }
   else if (d->action == GS_SCALE_SHRINK) {
-    if (shrink(s, now)) {
-      s->shrinks++;
-      gs_scale_policy_event(&s->pol, now);
-    }
+    s->shrinks++;
+    gs_scale_policy_event(&s->pol, now);
+    shrink(s, newest_serving(s), now);
   }
   return (int64_t)s->pol.cfg.tick_us;
 }
