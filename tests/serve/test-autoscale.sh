@@ -5,7 +5,8 @@
 # kill -9 of serve its workers are orphans, and a restarted serve kills them
 # and adopts its instances (no instance or worker leaked); with a minimum it
 # cannot reach it says "no free capacity" once, not in a loop; SIGTERM
-# destroys its own instances and leaves the other tenant's.
+# destroys its own instances and leaves the other tenant's; the serve file takes
+# the same keys, and a bad value there is refused naming its line.
 set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
@@ -43,17 +44,19 @@ metric() { # port name
 }
 metric_is() { test "$(metric "$port" "$1")" = "$2"; } # evaluated at each try
 instances() { "$bin" -q gi list -i 0 --json 2>/dev/null | grep -c '"profile_id"'; }
-start_serve() { # log min..max
+start_serve() { # log, then more serve options
+  local log=$1
+  shift
   "$bin" serve -i 0 --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --ephemeral-ports \
-    --latency-budget p90=50ms --slices "$2" --scale-window 60s --scale-cooldown 60s \
+    --latency-budget p90=50ms "$@" --scale-window 60s --scale-cooldown 60s \
     --scale-state "$tmp/scale.json" --log-dir "$tmp/logs" --drain-timeout 2000 \
-    -- "$bin" worker --listen 127.0.0.1:{port} --model flower --profile {profile} >"$1" 2>&1 &
+    -- "$bin" worker --listen 127.0.0.1:{port} --model flower --profile {profile} >"$log" 2>&1 &
   serve_pid=$!
-  wait_for 60 grep -q '^listening on' "$1"
+  wait_for 60 grep -q '^listening on' "$log"
 }
 
 # 1. grows to the minimum (3 slices: the other tenant's + 2 own)
-start_serve "$tmp/serve1.log" 3..5 || { bad "serve did not start"; cat "$tmp/serve1.log"; finish; }
+start_serve "$tmp/serve1.log" --slices 3..5 || { bad "serve did not start"; cat "$tmp/serve1.log"; finish; }
 port=$(port_of "$tmp/serve1.log")
 if wait_for 90 metric_is gpuslice_autoscale_slices 3; then ok "grew to 3 slices"
 else bad "did not reach 3 slices: $(metric "$port" gpuslice_autoscale_slices)"; cat "$tmp/serve1.log"; fi
@@ -72,7 +75,7 @@ kill -9 "$serve_pid"; wait "$serve_pid" 2>/dev/null; serve_pid=
 alive=0
 for p in $(cat "$tmp/pids"); do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
 [ "$alive" = 2 ] && ok "kill -9 left 2 orphan workers" || bad "orphans alive: $alive"
-start_serve "$tmp/serve2.log" 3..5 || { bad "restart"; cat "$tmp/serve2.log"; finish; }
+start_serve "$tmp/serve2.log" --slices 3..5 || { bad "restart"; cat "$tmp/serve2.log"; finish; }
 port=$(port_of "$tmp/serve2.log")
 wait_for 90 metric_is gpuslice_autoscale_slices 3 && ok "3 slices after restart" ||
   { bad "after restart: $(metric "$port" gpuslice_autoscale_slices) slices"; cat "$tmp/serve2.log"; }
@@ -90,8 +93,16 @@ serve_pid=
 "$bin" -q list --json | grep -q "$other" && ok "the other tenant's slice is untouched" ||
   bad "the other tenant's slice is gone"
 
-# 3. a minimum beyond the GPU (7 slots, one taken): no capacity, said once
-start_serve "$tmp/serve3.log" 9..9 || { bad "serve 3"; finish; }
+# 3. a minimum beyond the GPU (7 slots, one taken): no capacity, said once;
+# the bounds come from a serve file this time (a bad one is refused first)
+printf 'slices: 7..1\nlatency-budget: p90=50ms\n' >"$tmp/bad.yaml"
+"$bin" -q serve -f "$tmp/bad.yaml" -- true >"$tmp/bad.log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q 'bad.yaml, line 1: slices' "$tmp/bad.log" &&
+  grep -q -- '--slices 7..1: expected MIN..MAX' "$tmp/bad.log" && ok "a bad slices: in the file is refused (2)" ||
+  { bad "bad slices: exit $rc"; cat "$tmp/bad.log"; }
+printf 'slices: 9..9\ngrow-profile: 1g.5gb\n' >"$tmp/serve.yaml"
+start_serve "$tmp/serve3.log" -f "$tmp/serve.yaml" || { bad "serve 3"; finish; }
 port=$(port_of "$tmp/serve3.log")
 wait_for 120 metric_is gpuslice_autoscale_no_capacity 1 && ok "no capacity in metrics" ||
   { bad "no capacity metric"; cat "$tmp/serve3.log"; }
