@@ -454,9 +454,8 @@ static unsigned slices_now(const struct gs_scale *s)
   return serving(s, &pending);
 }
 
-void gs_scale_metrics(void *scale, FILE *f)
+void gs_scale_metrics(const struct gs_scale *s, FILE *f)
 {
-  const struct gs_scale *s = scale;
   fprintf(f,
           "# HELP gpuslice_autoscale_slices Workers serving (own or not), not counting those "
           "starting or draining.\n# TYPE gpuslice_autoscale_slices gauge\n"

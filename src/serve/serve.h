@@ -471,7 +471,7 @@ int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale
  * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */
 char *gs_scale_default_state(struct gs_backend *b);
 /* Prometheus text: slices, budget, window percentile, scale events, no capacity. */
-void gs_scale_metrics(void *scale, FILE *f);
+void gs_scale_metrics(const struct gs_scale *s, FILE *f);
 /* JSON object of the same, for the admin API; caller frees. */
 char *gs_scale_json(const struct gs_scale *s);
 /* Call after the supervisor reaped every worker: destroys its instances,
