@@ -28,6 +28,8 @@ struct serve_opts {
   unsigned given; /* bit (O_x - O_LISTEN) for each option given, from either source */
   unsigned cli_given; /* the same, from the command line only */
   bool cli_gpus;      /* -i was on the command line */
+  struct gs_scale_config scale; /* budget_us != 0: autoscaling (docs/autoscale.md) */
+  const char *grow_profile, *scale_state;
 };
 
 struct serve_run {
@@ -36,6 +38,7 @@ struct serve_run {
   struct gs_super *super;
   struct gs_proxy_admin_server *admin;
   struct gs_proxy_grpc *grpc;
+  struct gs_scale *scale;
   struct cli *c;     /* for the reload: the backend and -i */
   struct serve_opts *o;
   struct gs_serve_file **files; /* the serve file as read at start and at each reload */
@@ -48,7 +51,8 @@ struct serve_run {
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
-       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_THREADS, O_GRPC, O_END };
+       O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_THREADS, O_GRPC, O_BUDGET,
+       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_END };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -60,6 +64,32 @@ static int number(const char *v, const char *name, unsigned *out)
     return cli_usage("%s %s: expected a number", name, v);
   *out = (unsigned)n;
   return 0;
+}
+
+/* The autoscaler's options; 0 or an exit code. */
+static int scale_opt(struct serve_opts *o, int ch, const char *value)
+{
+  struct gs_scale_config *sc = &o->scale;
+  struct gs_err err = {0};
+  char *end;
+  int rc = 0;
+  switch (ch) {
+  case O_BUDGET: rc = gs_scale_parse_budget(&err, value, &sc->percentile, &sc->budget_us); break;
+  case O_SLICES: rc = gs_scale_parse_range(&err, value, &sc->min_slices, &sc->max_slices); break;
+  case O_SWINDOW: rc = gs_scale_parse_duration(&err, "--scale-window", value, &sc->window_us); break;
+  case O_COOLDOWN:
+    rc = gs_scale_parse_duration(&err, "--scale-cooldown", value, &sc->cooldown_us);
+    break;
+  case O_GROW: o->grow_profile = value; break;
+  case O_SSTATE: o->scale_state = value; break;
+  case O_SHRINK:
+    sc->shrink_below = strtod(value, &end);
+    if (end == value || *end || !(sc->shrink_below > 0 && sc->shrink_below <= 1))
+      return cli_usage("--shrink-below %s: expected a fraction of the budget in (0, 1], e.g. "
+                       "0.7", value);
+    break;
+  }
+  return rc ? cli_usage("%s", err.msg) : 0;
 }
 
 static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
@@ -82,6 +112,8 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_DRAIN: return number(value, "--drain-timeout", &o->drain_ms);
   case O_PORTS: return number(value, "--port-base", &o->port_base);
   case O_EPHEMERAL: o->ephemeral = true; return 0;
+  case O_BUDGET: case O_SLICES: case O_GROW: case O_SWINDOW: case O_COOLDOWN: case O_SHRINK:
+  case O_SSTATE: return scale_opt(o, ch, value);
   case O_ADMIN: o->admin_listen = value; return 0;
   case O_TOKEN: o->admin_token = value; return 0;
   case O_TOKEN_FILE: o->admin_token_file = value; return 0;
@@ -115,6 +147,13 @@ static const struct option serve_extra[] = {
     {"ready-path", required_argument, NULL, O_READY},
     {"max-conns", required_argument, NULL, O_CONNS},
     {"threads", required_argument, NULL, O_THREADS},
+    {"latency-budget", required_argument, NULL, O_BUDGET},
+    {"slices", required_argument, NULL, O_SLICES},
+    {"grow-profile", required_argument, NULL, O_GROW},
+    {"scale-window", required_argument, NULL, O_SWINDOW},
+    {"scale-cooldown", required_argument, NULL, O_COOLDOWN},
+    {"shrink-below", required_argument, NULL, O_SHRINK},
+    {"scale-state", required_argument, NULL, O_SSTATE},
     {"file", required_argument, NULL, 'f'},
     {0},
 };
@@ -145,13 +184,13 @@ static int list_devices(struct cli *c, struct gs_mig_device *devs)
 
 /* One slot per MIG device (times replicas) of the selected GPUs; the
  * strings live in devs, which the caller keeps. Returns the count or -exit. */
-static int collect_slots(struct cli *c, unsigned replicas, struct gs_mig_device *devs,
-                         struct gs_super_slot *slots)
+static int collect_slots(struct cli *c, unsigned replicas, bool scaling,
+                         struct gs_mig_device *devs, struct gs_super_slot *slots)
 {
   int total = list_devices(c, devs), ns = 0;
   if (total < 0)
     return total;
-  if (!total) {
+  if (!total && !scaling) {
     fprintf(stderr, "gpuslice: serve: the selected GPUs have no MIG devices to run workers on; "
                     "partition them first with `gpuslice apply` or `gpuslice gi create -C`\n");
     return -GS_EXIT_FAILED;
@@ -255,6 +294,42 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
          info.port, ready ? "joined" : "left",
          gs_super_state_name(info.state));
   fflush(stdout);
+}
+
+static void scale_metrics(void *ctx, FILE *f)
+{
+  struct serve_run *run = ctx;
+  if (run->scale)
+    gs_scale_metrics(run->scale, f);
+}
+
+/* The autoscaler on the selected GPUs, when --latency-budget was given. */
+static int start_scale(struct serve_run *run, struct gs_err *err)
+{
+  struct serve_opts *o = run->o;
+  struct gs_scale_target t = {.profile = o->grow_profile ? o->grow_profile : "1g.5gb",
+                              .super = run->super, .proxy = run->proxy};
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
+  char *state = NULL;
+  int n, rc;
+  if (!o->scale.budget_us)
+    return 0;
+  if ((n = cli_select_gpus(run->c, gpus)) < 0 || cli_backend(run->c, &t.backend) != 0)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the autoscaler cannot open the GPUs");
+  t.gpus = gpus;
+  t.ngpus = (size_t)n;
+  if (!o->scale_state && !(state = gs_scale_default_state(t.backend)))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
+  t.state_path = o->scale_state ? o->scale_state : state;
+  rc = gs_scale_new(err, run->loop, &o->scale, &t, &run->scale);
+  if (!rc && run->admin)
+    gs_proxy_admin_set_scale(run->admin, run->scale);
+  if (!rc)
+    printf("autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s\n",
+           o->scale.percentile, (double)o->scale.budget_us / 1e3, o->scale.min_slices,
+           o->scale.max_slices ? o->scale.max_slices : 7, t.profile, t.state_path);
+  free(state);
+  return rc;
 }
 
 static void on_eject(void *ctx, size_t w, bool ejected)
@@ -527,7 +602,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   struct gs_proxy_config pc = {.nworkers = nslots, .policy = o->policy,
                                .max_inflight = o->max_inflight,
                                .worker_timeout_ms = o->worker_timeout_ms, .on_eject = on_eject,
-                               .threads = o->threads};
+                               .threads = o->threads, .metrics_more = scale_metrics};
   struct gs_super_config scfg = *sc;
   sigset_t sigs, old;
   int sfd = -1, lfd = -1, rc;
@@ -542,6 +617,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
   sigaddset(&sigs, SIGHUP);
   sigprocmask(SIG_BLOCK, &sigs, &old);
   scfg.ctx = run;
+  pc.ctx = run;
   if ((rc = gs_loop_new(err, LOOP_FDS, &run->loop)) != 0 ||
       (rc = gs_super_new(err, run->loop, &scfg, &run->super)) != 0)
     goto out;
@@ -568,7 +644,7 @@ static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, si
     goto out;
   }
   if ((rc = gs_loop_add(err, run->loop, sfd, GS_LOOP_READABLE, on_signal, run)) != 0 ||
-      (rc = gs_super_start(err, run->super)) != 0)
+      (rc = gs_super_start(err, run->super)) != 0 || (rc = start_scale(run, err)) != 0)
     goto out;
   printf("listening on %.*s:%u, %zu workers starting\n", (int)(strrchr(o->listen, ':') - o->listen),
          o->listen, port, nslots);
@@ -589,7 +665,8 @@ out:
   gs_super_free(run->super);
   gs_proxy_admin_free(run->admin);
   gs_proxy_grpc_free(run->grpc);
-  gs_proxy_free(run->proxy);
+  gs_proxy_free(run->proxy); /* no thread reads the autoscaler's metrics any more */
+  gs_scale_free(run->scale); /* its workers are reaped: its instances go */
   if (sfd >= 0)
     gs_loop_close_fd(run->loop, sfd);
   gs_loop_free(run->loop);
@@ -623,6 +700,9 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
       "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
       "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N] [--threads N]\n"
       "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
+      "    [--latency-budget pNN=DURATION [--slices MIN..MAX] [--grow-profile PROFILE]\n"
+      "     [--scale-window DURATION] [--scale-cooldown DURATION] [--shrink-below FRACTION]\n"
+      "     [--scale-state FILE]]\n"
       "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
   int first, rc;
@@ -670,7 +750,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
     rc = cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory listing MIG devices"});
     goto out;
   }
-  if ((n = collect_slots(c, o.replicas, devs, slots)) < 0) {
+  if ((n = collect_slots(c, o.replicas, o.scale.budget_us != 0, devs, slots)) < 0) {
     rc = -n;
     goto out;
   }

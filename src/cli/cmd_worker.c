@@ -14,12 +14,12 @@
 #define MAX_MODELS 8
 
 enum { O_LISTEN = 1000, O_MODEL, O_PROFILE, O_SMS, O_FULL, O_SHARE, O_GPU, O_HDR_TIMEOUT,
-       O_MAX_HEADER, O_MAX_BODY, O_IDLE, O_GRPC };
+       O_MAX_HEADER, O_MAX_BODY, O_IDLE, O_GRPC, O_TSCALE };
 
 struct worker_opts {
   const char *listen, *grpc_listen, *profile, *gpu;
   const char *models[MAX_MODELS + 1];
-  unsigned nmodels, sms, share;
+  unsigned nmodels, sms, share, time_scale;
   bool full;
   struct gs_http_limits lim;
 };
@@ -52,6 +52,10 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
     return 0;
   case O_SMS: return number(value, "--sms", &o->sms);
   case O_SHARE: return number(value, "--share", &o->share);
+  case O_TSCALE:
+    if ((rc = number(value, "--time-scale", &o->time_scale)) == 0 && o->time_scale > 1000)
+      return cli_usage("--time-scale %s: at most 1000", value);
+    return rc;
   case O_HDR_TIMEOUT: rc = number(value, "--header-timeout", &o->lim.read_timeout_ms); break;
   case O_IDLE: rc = number(value, "--idle-timeout", &o->lim.idle_timeout_ms); break;
   case O_MAX_HEADER: rc = number(value, "--max-header", &v), o->lim.max_header = v; break;
@@ -69,6 +73,7 @@ static const struct option worker_extra[] = {
     {"sms", required_argument, NULL, O_SMS},
     {"full-gpu", no_argument, NULL, O_FULL},
     {"share", required_argument, NULL, O_SHARE},
+    {"time-scale", required_argument, NULL, O_TSCALE},
     {"gpu", required_argument, NULL, O_GPU},
     {"header-timeout", required_argument, NULL, O_HDR_TIMEOUT},
     {"idle-timeout", required_argument, NULL, O_IDLE},
@@ -108,7 +113,7 @@ static int run_worker(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice worker [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--model flower|bert-large]... "
-      "[--profile 1g.5gb | --sms N | --full-gpu] [--gpu a100-40gb] [--share N] "
+      "[--profile 1g.5gb | --sms N | --full-gpu] [--gpu a100-40gb] [--share N] [--time-scale N] "
       "[--header-timeout MS] [--idle-timeout MS] [--max-header BYTES] [--max-body BYTES]";
   struct worker_opts o = {.listen = "127.0.0.1:8000", .gpu = "a100-40gb", .share = 1};
   struct gs_serve_worker_config cfg = {0};
@@ -127,6 +132,7 @@ static int run_worker(struct cli *c, int argc, char **argv)
   cfg.models = o.nmodels ? o.models : NULL;
   cfg.slice_name = slice;
   cfg.share = o.share;
+  cfg.time_scale = o.time_scale;
   if (gs_serve_worker_new(&err, &cfg, &w) != 0 ||
       gs_serve_listen(&err, o.listen, 511, &fd, &port) != 0 ||
       (o.grpc_listen && gs_serve_listen(&err, o.grpc_listen, 511, &gfd, &gport) != 0)) {
@@ -138,9 +144,10 @@ static int run_worker(struct cli *c, int argc, char **argv)
   if (gfd >= 0)
     gs_serve_worker_grpc_fd(w, gfd);
   fprintf(stderr, "gpuslice worker: EMULATED KServe v2 server, no GPU is used: inference time is "
-                  "modelled for %s on %s, shared by %u worker(s)%s\n",
+                  "modelled for %s on %s, shared by %u worker(s)%s%s\n",
           slice, gs_geom_model_find(o.gpu)->name, o.share,
-          o.share > 1 ? " time-slicing it without MIG" : "");
+          o.share > 1 ? " time-slicing it without MIG" : "",
+          o.time_scale > 1 ? ", every modelled time slowed down by --time-scale" : "");
   printf("listening on %.*s:%u\n", (int)(strrchr(o.listen, ':') - o.listen), o.listen, port);
   if (gfd >= 0)
     printf("grpc listening on %.*s:%u\n", (int)(strrchr(o.grpc_listen, ':') - o.grpc_listen),

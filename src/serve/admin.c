@@ -17,6 +17,7 @@ struct gs_proxy_admin_server {
   const struct gs_super *super;
   char *token; /* NULL: none asked */
   struct gs_http_server *http;
+  const struct gs_scale *scale; /* NULL: no autoscaler */
 };
 
 static bool is_loopback(const struct sockaddr_storage *a)
@@ -166,11 +167,19 @@ static void on_admin(void *ctx, struct gs_http_conn *conn, const struct gs_http_
   }
   if (is(q->path, n, "/workers") && !is(q->method, q->method_len, "POST"))
     list_workers(a, conn);
+  else if (is(q->path, n, "/autoscale") && a->scale) {
+    char *text = gs_scale_json(a->scale);
+    if (text)
+      gs_http_respond(conn, 200, "application/json", NULL, text, strlen(text));
+    else
+      gs_http_respond_error(conn, 500, "out of memory writing JSON");
+    free(text);
+  }
   else if (n > 9 && memcmp(q->path, "/workers/", 9) == 0)
     one_worker(a, conn, q, q->path + 9, n - 9);
   else
     gs_http_respond_error(conn, 404, "no such endpoint: %.*s (GET /workers, POST "
-                          "/workers/<w>/drain|disable|enable)", (int)(n > 100 ? 100 : n), q->path);
+                          "/workers/<w>/drain|disable|enable, GET /autoscale when autoscaling)", (int)(n > 100 ? 100 : n), q->path);
 }
 
 int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
@@ -207,4 +216,9 @@ void gs_proxy_admin_free(struct gs_proxy_admin_server *a)
   gs_http_server_free(a->http);
   free(a->token);
   free(a);
+}
+
+void gs_proxy_admin_set_scale(struct gs_proxy_admin_server *a, const struct gs_scale *s)
+{
+  a->scale = s;
 }

@@ -1372,6 +1372,23 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
     hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &h);
   }
   pthread_mutex_unlock(&m->mu);
+  if (m->cfg.metrics_more)
+    m->cfg.metrics_more(m->cfg.ctx, f);
+}
+
+size_t gs_proxy_latency(const struct gs_proxy *p, const uint64_t **le_us, uint64_t *counts,
+                        size_t max)
+{
+  struct gs_proxy *m = p->main;
+  struct hist total = {0};
+  size_t n = max < NBUCKETS ? max : NBUCKETS;
+  pthread_mutex_lock(&m->mu); /* the shards' list is stable under it */
+  for (size_t i = 0; i <= m->nshards; i++)
+    hist_merge(&total, &group_at(m, i)->latency);
+  pthread_mutex_unlock(&m->mu);
+  *le_us = hist_le_us;
+  memcpy(counts, total.bucket, n * sizeof(*counts));
+  return n;
 }
 
 /* Prometheus text for /metrics. */

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/util.h"
 
@@ -179,6 +180,7 @@ struct gs_serve_worker_config {
   const char *slice_name;    /* for metadata and logs: "1g.5gb", "full GPU", "14 SMs" */
   unsigned share;            /* N workers time-slicing one GPU without MIG (1 = alone) */
   bool instant;              /* answer at once, no modelled time (fuzzing) */
+  unsigned time_scale;       /* every modelled time times this (0, 1: as modelled) */
 };
 
 /* The names of every emulated model, NULL-terminated. */
@@ -329,6 +331,8 @@ struct gs_proxy_config {
   /* Called when passive ejection takes worker w out (true) or a timer lets
    * it back (false); may be NULL. */
   void (*on_eject)(void *ctx, size_t w, bool ejected);
+  /* Appends more Prometheus text to /metrics (the autoscaler's); may be NULL. */
+  void (*metrics_more)(void *ctx, FILE *f);
   void *ctx;
 };
 
@@ -373,6 +377,11 @@ void gs_proxy_reconfigure(struct gs_proxy *p, enum gs_proxy_policy policy, unsig
 /* Appends a worker, out of the pool until gs_proxy_worker_set; its id in *w
  * (the next one: the proxy's ids follow the supervisor's). */
 int gs_proxy_add_worker(struct gs_proxy *p, size_t *w);
+/* The proxy-wide latency histogram so far (every answer): up to max bucket
+ * counts, not cumulative, into counts; *le_us gets the buckets' upper bounds
+ * in µs (one fewer: the last bucket has none). Returns the bucket count. */
+size_t gs_proxy_latency(const struct gs_proxy *p, const uint64_t **le_us, uint64_t *counts,
+                        size_t max);
 /* Stops accepting new connections (drain); requests under way go on. */
 void gs_proxy_drain(struct gs_proxy *p);
 /* Requests accepted and not yet answered. */
@@ -427,7 +436,106 @@ int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy
                        const struct gs_super *super, const char *token, int fd,
                        struct gs_proxy_admin_server **out);
 void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
+/* GET /autoscale answers gs_scale_json(s) from now on. */
+struct gs_scale;
+void gs_proxy_admin_set_scale(struct gs_proxy_admin_server *a, const struct gs_scale *s);
 /* GS_E_NO_PERMISSION when fd is bound to a non-loopback address and token is NULL. */
 int gs_proxy_admin_check_bind(struct gs_err *err, int fd, const char *token);
+
+/* ---- autoscaler (docs/autoscale.md) ---- */
+
+/* Grows and shrinks the slices serving behind the proxy to keep a latency
+ * percentile under a budget: a grow makes a GPU instance and its compute
+ * instance from free capacity (the backend) and a worker on it; a shrink
+ * drains its worker, stops it and destroys the instances. Only instances it
+ * made are ever shrunk; they are listed in a state file so a restarted serve
+ * adopts them (and kills the workers a killed serve left behind). */
+#define GS_SCALE_BUCKETS 32
+#define GS_SCALE_SNAPS 128
+
+struct gs_scale_config {
+  double percentile;         /* 90 */
+  uint64_t budget_us;        /* 50000 */
+  unsigned min_slices, max_slices;
+  uint64_t window_us;        /* the sliding window of the percentile; 0: 10 s */
+  uint64_t cooldown_us;      /* since the last scale event; 0: 10 s */
+  double shrink_below;       /* shrink when the percentile scaled to one slice fewer stays
+                                below this fraction of the budget; 0: 0.75 */
+  unsigned min_requests;     /* fewer in the window counts as idle; 0: 20 */
+  uint64_t tick_us;          /* how often it looks; 0: 250 ms */
+  uint64_t drain_us;         /* a shrinking worker's bound to finish its requests; 0: 10 s */
+};
+
+/* Parsers of the command line's forms (also the serve file's): "p90=50ms"
+ * (p50..p99.9; ms, s or us), "1..7", "10s"/"500ms"/"250000us". */
+int gs_scale_parse_budget(struct gs_err *err, const char *s, double *pct, uint64_t *us);
+int gs_scale_parse_range(struct gs_err *err, const char *s, unsigned *min, unsigned *max);
+int gs_scale_parse_duration(struct gs_err *err, const char *what, const char *s, uint64_t *us);
+/* Fills cfg's zero fields with their defaults. */
+void gs_scale_config_defaults(struct gs_scale_config *cfg);
+
+/* The decision rule alone, fed with the proxy's cumulative histogram counts
+ * (pure: the tests script load through it). */
+enum gs_scale_action { GS_SCALE_HOLD, GS_SCALE_GROW, GS_SCALE_SHRINK };
+
+struct gs_scale_policy {
+  struct gs_scale_config cfg;
+  size_t nb;
+  uint64_t le_us[GS_SCALE_BUCKETS];
+  struct gs_scale_snap {
+    uint64_t t_us;
+    uint64_t c[GS_SCALE_BUCKETS];
+  } snap[GS_SCALE_SNAPS];
+  size_t first, n;          /* ring of snapshots within the window */
+  uint64_t since_us;        /* the window restarts here after each scale event */
+  uint64_t last_event_us;
+  bool any_event;
+};
+
+struct gs_scale_decision {
+  enum gs_scale_action action;
+  uint64_t pct_us;          /* the percentile over the window; 0 with no request */
+  uint64_t requests;        /* in the window */
+  const char *why;          /* static text */
+};
+
+void gs_scale_policy_init(struct gs_scale_policy *p, const struct gs_scale_config *cfg,
+                          uint64_t now_us);
+/* One snapshot of cumulative bucket counts (le_us: nb - 1 upper bounds). */
+void gs_scale_observe(struct gs_scale_policy *p, uint64_t now_us, const uint64_t *le_us,
+                      const uint64_t *cum, size_t nb);
+/* What to do with slices serving and pending (starting or stopping) now. */
+void gs_scale_decide(struct gs_scale_policy *p, uint64_t now_us, unsigned slices,
+                     unsigned pending, struct gs_scale_decision *d);
+/* A scale event happened (or finished): cool-down and a fresh window start. */
+void gs_scale_policy_event(struct gs_scale_policy *p, uint64_t now_us);
+
+/* The controller on the serve loop. */
+struct gs_backend;
+struct gs_scale;
+struct gs_scale_target {
+  struct gs_backend *backend;
+  const unsigned *gpus;      /* where it may grow, in order */
+  size_t ngpus;
+  const char *profile;       /* "1g.5gb" */
+  const char *state_path;    /* the list of its instances (JSON) */
+  struct gs_super *super;
+  struct gs_proxy *proxy;
+};
+/* Adopts the instances the state file lists that still exist (killing the
+ * worker processes a killed serve left on them), forgets the others, and
+ * starts ticking. The supervisor must exist (started or not). */
+int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
+                 const struct gs_scale_target *t, struct gs_scale **out);
+/* The default state file for a backend: beside the emulator's state file,
+ * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */
+char *gs_scale_default_state(struct gs_backend *b);
+/* Prometheus text: slices, budget, window percentile, scale events, no capacity. */
+void gs_scale_metrics(struct gs_scale *s, FILE *f);
+/* JSON object of the same, for the admin API; caller frees. */
+char *gs_scale_json(const struct gs_scale *s);
+/* Call after the supervisor reaped every worker: destroys its instances,
+ * empties the state file, frees. Takes NULL. */
+void gs_scale_free(struct gs_scale *s);
 
 #endif

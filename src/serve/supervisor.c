@@ -102,7 +102,7 @@ static int check_config(struct gs_err *err, const struct gs_super_config *c)
 {
   if (!c->argv || !c->argv[0])
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor: no worker command given");
-  if (!c->slots || !c->nslots)
+  if (!c->slots && c->nslots) /* none at all is fine: gs_super_add brings them */
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "supervisor: no slots to run workers on");
   if (c->ready_path[0] != '/' || strlen(c->ready_path) >= READY_PATH_MAX ||
       strpbrk(c->ready_path, " \r\n"))

@@ -151,6 +151,8 @@ int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config 
       free(w);
       return rc;
     }
+    if (cfg->time_scale > 1) /* a slowed-down GPU, so small machines can drive many slices */
+      w->time_us[i] *= cfg->time_scale;
   }
   *out = w;
   return 0;

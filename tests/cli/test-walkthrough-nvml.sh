@@ -14,7 +14,7 @@ passed=0
 failed=0
 check() { if eval "$2"; then passed=$((passed + 1)); else echo "FAIL: $1"; failed=$((failed + 1)); fi; }
 
-GPUSLICE_NVML_LIBRARY="$GS_NVML_EMU" GPUSLICE="$GS_BIN" bash "$GS_SRC/scripts/demo.sh" >"$root/out" 2>"$root/err"
+GPUSLICE_NVML_LIBRARY="$GS_NVML_EMU" GPUSLICE="$GS_BIN" bash "$GS_SRC/scripts/demo-lifecycle.sh" >"$root/out" 2>"$root/err"
 sed -i -E "/^Emulated machine reset to /s#\\(state: /[^)]*\\)#(state: STATE)#" "$root/out"
 if diff -u "$GS_SRC/tests/cli/walkthrough.expected" "$root/out" >"$root/diff"; then
   passed=$((passed + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-walkthrough.sh: runs scripts/demo.sh (NVIDIA's A100 walkthrough on an
+# test-walkthrough.sh: runs scripts/demo-lifecycle.sh (NVIDIA's A100 walkthrough on an
 # emulated A100-SXM4-40GB) and compares its stdout with the golden transcript
 # tests/cli/walkthrough.expected, checked line by line against
 # reference/mig-facts.md (§1.2, §3.1, §4.1, §8.1, §8.3). The one temporary
@@ -15,7 +15,7 @@ work=$(mktemp -d "${GS_TEST_TMP:-/tmp}/walkthrough.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 expected="$GS_SRC/tests/cli/walkthrough.expected"
 
-GPUSLICE="$GS_BIN" timeout 60 bash "$GS_SRC/scripts/demo.sh" >"$work/raw" 2>"$work/stderr"
+GPUSLICE="$GS_BIN" timeout 60 bash "$GS_SRC/scripts/demo-lifecycle.sh" >"$work/raw" 2>"$work/stderr"
 rc=$?
 sed -E '/^Emulated machine reset to /s#\(state: /[^)]*\)#(state: STATE)#' "$work/raw" >"$work/actual"
 
@@ -27,18 +27,18 @@ fi
 
 status=0
 if [ "$rc" -ne 0 ]; then
-  echo "FAIL: scripts/demo.sh exited $rc; its stderr:"
+  echo "FAIL: scripts/demo-lifecycle.sh exited $rc; its stderr:"
   sed 's/^/  /' "$work/stderr"
   status=1
 fi
 if [ -s "$work/stderr" ]; then
-  echo "FAIL: scripts/demo.sh wrote to stderr (every step runs with -q):"
+  echo "FAIL: scripts/demo-lifecycle.sh wrote to stderr (every step runs with -q):"
   sed 's/^/  /' "$work/stderr"
   status=1
 fi
-if ! diff -u --label walkthrough.expected --label "demo.sh stdout" "$expected" "$work/actual"; then
-  echo "FAIL: demo.sh output differs from tests/cli/walkthrough.expected (diff above)"
+if ! diff -u --label walkthrough.expected --label "demo-lifecycle.sh stdout" "$expected" "$work/actual"; then
+  echo "FAIL: demo-lifecycle.sh output differs from tests/cli/walkthrough.expected (diff above)"
   status=1
 fi
-[ "$status" -eq 0 ] && echo "walkthrough: demo.sh output matches the golden transcript ($(wc -l <"$expected") lines)"
+[ "$status" -eq 0 ] && echo "walkthrough: demo-lifecycle.sh output matches the golden transcript ($(wc -l <"$expected") lines)"
 exit "$status"
