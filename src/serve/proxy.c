@@ -52,8 +52,12 @@
 
 /* Upper bounds of the latency histogram's buckets, in µs (Prometheus le=,
  * in seconds, 0.0005 to 10); a last bucket takes the rest (+Inf). */
-static const uint64_t hist_le_us[] = {500,    1000,   2500,    5000,    10000,   25000,   50000,
-                                      100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
+/* Dense from 10 to 100 ms, where latency budgets sit, so the autoscaler's
+ * percentile, read from these buckets, is within a few ms there. */
+static const uint64_t hist_le_us[] = {
+    500,    1000,   2000,   3000,   5000,   7500,    10000,   15000,   20000,   25000,  30000, 40000,
+    50000,  60000,  75000,  100000, 150000, 200000,  250000,  500000,  1000000, 2500000, 5000000,
+    10000000};
 #define NBUCKETS (GS_NITEMS(hist_le_us) + 1)
 
 struct hist {
