@@ -8,7 +8,8 @@ set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/serve-reload.XXXXXX" 2>/dev/null || mktemp -d)
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir serve-reload)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
 cleanup() {
@@ -123,16 +124,4 @@ EOF
 wait "$serve_pid"
 rc=$?
 serve_pid=
-res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py.out")
-passed=${res% *}
-failed=${res#* }
-[ -z "$res" ] && passed=0 failed=1
-if [ "$rc" -eq 0 ]; then
-  passed=$((passed + 1))
-  echo "ok: serve exits 0 after SIGTERM"
-else
-  failed=$((failed + 1))
-  echo "FAIL: serve exited $rc; stderr: $(tail -5 "$tmp/serve.err")"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+serve_summary "$tmp/py.out" "$rc" "$tmp/serve.err"
