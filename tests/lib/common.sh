@@ -1,7 +1,8 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154
 # tests/lib/common.sh: what the bash tests share: a scratch directory, the
-# passed/failed counts and the final "N passed, N failed" line. Sourced by a
-# test after its `set` line; safe under set -u.
+# passed/failed counts and the final "N passed, N failed" line, and for the
+# serve tests their EXIT trap and summing up. Sourced by a test after its
+# `set` line; safe under set -u.
 
 passed=0
 failed=0
@@ -21,12 +22,27 @@ summary() {
   [ "$failed" -eq 0 ]
 }
 
-# serve_summary PYOUT RC ERRFILE: for the tests whose Python part ends with
-# "RESULT <passed> <failed>" in PYOUT (no such line: one failure) and whose
-# serve then exited with RC, which must be 0 after SIGTERM; ERRFILE is
-# serve's stderr, shown when it is not. Ends with summary.
+# serve_cleanup: the serve tests' EXIT trap: a serve still running
+# ($serve_pid) is killed, its stopped workers continued so that they can
+# exit; then $tmp goes.
+serve_cleanup() {
+  if [ -n "${serve_pid:-}" ]; then
+    pkill -CONT -P "$serve_pid" 2>/dev/null
+    kill -9 "$serve_pid" 2>/dev/null
+  fi
+  rm -rf "$tmp"
+}
+
+# serve_summary PYOUT ERRFILE: for the tests whose Python part ends with
+# "RESULT <passed> <failed>" in PYOUT (no such line: one failure) after it
+# sent SIGTERM to serve ($serve_pid, a child of this shell): waits for serve,
+# whose status must be 0; ERRFILE is its stderr, shown when it is not. Ends
+# with summary.
 serve_summary() {
-  local res
+  local res rc
+  wait "$serve_pid"
+  rc=$?
+  serve_pid=
   res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$1")
   if [ -n "$res" ]; then
     passed=${res% *}
@@ -34,11 +50,11 @@ serve_summary() {
   else
     passed=0 failed=1
   fi
-  if [ "$2" -eq 0 ]; then
+  if [ "$rc" -eq 0 ]; then
     ok
     echo "ok: serve exits 0 after SIGTERM"
   else
-    fail "serve exited $2; stderr: $(tail -5 "$3")"
+    fail "serve exited $rc; stderr: $(tail -5 "$2")"
   fi
   summary
 }

@@ -12,11 +12,7 @@ src=${GS_SRC:-$(dirname "$0")/../..}
 tmp=$(gs_tmpdir serve-reload)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
-cleanup() {
-  [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap serve_cleanup EXIT
 
 "$bin" -q emu reset --emulate a100-40gb >/dev/null &&
   "$bin" -q mig enable >/dev/null &&
@@ -121,7 +117,4 @@ check("SIGTERM: serve stops", wait_for(lambda: not running(SERVE), 20))
 finish()
 EOF
 
-wait "$serve_pid"
-rc=$?
-serve_pid=
-serve_summary "$tmp/py.out" "$rc" "$tmp/serve.err"
+serve_summary "$tmp/py.out" "$tmp/serve.err"
