@@ -40,38 +40,17 @@ bin=${GS_BIN:-$src/build/gpuslice}
 py=/usr/bin/python3
 
 [ -x "$bin" ] || { echo "bench: $bin not found (run make first)" >&2; exit 1; }
-need=()
-for p in haproxy:haproxy h2load:nghttp2-client nghttp:nghttp2-client protoc:protobuf-compiler; do
-  command -v "${p%%:*}" >/dev/null 2>&1 || need+=("${p#*:}")
-done
-"$py" -c 'import google.protobuf' 2>/dev/null || need+=(python3-protobuf)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "bench: installing ${need[*]} from Debian" >&2
-  sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+bench_install bench haproxy:haproxy h2load:nghttp2-client nghttp:nghttp2-client \
+  protoc:protobuf-compiler python3-protobuf
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-grpc.XXXXXX")
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
 serve_pid=
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  if [ -n "$serve_pid" ]; then
-    kill -TERM "$serve_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$serve_pid" 2>/dev/null || true
-  fi
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-free_port() {
-  "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # --- the workers, under our load balancer ------------------------------------------------------
 "$bin" -q emu reset --emulate a30-24gb >/dev/null
@@ -82,13 +61,7 @@ gport=$(free_port)
   "$bin" worker --listen '127.0.0.1:{port}' --grpc-listen '127.0.0.1:{grpc_port}' \
   --model flower --sms 1000000 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
-for _ in $(seq 100); do
-  [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] && break
-  sleep 0.1
-done
-[ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] ||
-  { echo "bench: serve did not start $NWORKERS workers:" >&2; cat "$tmp/serve.out" "$tmp/serve.err" >&2; exit 1; }
-http_port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
+http_port=$(bench_wait_pool $NWORKERS)
 
 # --- HAProxy: h2c in, h2c to each worker's gRPC port ----------------------------------------------
 hport=$(free_port)

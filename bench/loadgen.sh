@@ -31,32 +31,15 @@ bin=${GS_BIN:-$src/build/gpuslice}
 [ -x "$bin" ] || { echo "loadgen: $bin not found (run make first)" >&2; exit 1; }
 
 # --- tools from Debian, installed only if missing ---
-need=()
-for p in nginx:nginx wrk:wrk python3:python3; do
-  command -v "${p%%:*}" >/dev/null 2>&1 || need+=("${p#*:}")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "loadgen: installing ${need[*]} from Debian" >&2
-  sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get update -qq >/dev/null
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+bench_install loadgen nginx:nginx wrk:wrk python3:python3
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/loadgen.XXXXXX")
 chmod 755 "$tmp"
 pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # --- targets ---
 nport=$(free_port)

@@ -45,22 +45,9 @@ cores=$(nproc)
 [ -x "$bin" ] || { echo "bench: $bin not found (run make first)" >&2; exit 1; }
 
 # --- tools from Debian, installed only if missing -------------------------------------------
-need=()
-for p in haproxy:haproxy nginx:nginx wrk:wrk curl:curl python3:python3; do
-  cmd=${p%%:*} pkg=${p#*:}
-  if ! command -v "$cmd" >/dev/null 2>&1 &&
-     ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
-    need+=("$pkg")
-  fi
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "bench: installing ${need[*]} from Debian" >&2
-  sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
-  if ! $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1; then
-    $sudo apt-get update -qq >/dev/null
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
-fi
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+bench_install bench haproxy:haproxy nginx:nginx wrk:wrk curl:curl python3:python3
 # The Debian packages may start their own services; we never use them (own configs and ports).
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-proxy.XXXXXX")
@@ -68,23 +55,8 @@ chmod 755 "$tmp"
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
 serve_pid=
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  if [ -n "$serve_pid" ]; then
-    kill -TERM "$serve_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$serve_pid" 2>/dev/null || true
-  fi
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # wait until URL answers 200 (at most 10 s)
 wait_ready() {
@@ -105,13 +77,7 @@ start_serve() { # threads -> sets serve_pid, ours_port, wports
     --threads "$1" -- "$bin" worker --listen '127.0.0.1:{port}' --model flower --sms 1000000 \
     >"$tmp/serve.out" 2>>"$tmp/serve.err" &
   serve_pid=$!
-  for _ in $(seq 100); do
-    [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] && break
-    sleep 0.1
-  done
-  [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge $NWORKERS ] ||
-    { echo "bench: serve did not start $NWORKERS workers:" >&2; cat "$tmp/serve.out" "$tmp/serve.err" >&2; exit 1; }
-  ours_port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
+  ours_port=$(bench_wait_pool $NWORKERS)
   mapfile -t wports < <(sed -n 's/.*port \([0-9]*\)) joined the pool.*/\1/p' "$tmp/serve.out" | head -$NWORKERS)
   [ ${#wports[@]} -eq $NWORKERS ] || { echo "bench: worker ports not found" >&2; exit 1; }
 }

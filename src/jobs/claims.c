@@ -246,6 +246,24 @@ static bool gpu_selected(const struct gs_jobs_request *req, unsigned g)
   return req->gpu < 0 || (unsigned)req->gpu == g;
 }
 
+/* 0 when the request names no GPU or one that exists here. */
+static int gpu_exists(struct gs_err *err, const struct gs_jobs_request *req, unsigned ngpu)
+{
+  if (req->gpu >= 0 && (unsigned)req->gpu >= ngpu)
+    return gs_err_set(err, GS_E_USAGE, "GPU %d: no such GPU; this machine has %u",
+                      req->gpu, ngpu);
+  return 0;
+}
+
+/* Makes c a claim on the MIG device d (its mode is the caller's). */
+static void claim_device(struct gs_jobs_claim *c, const struct gs_mig_device *d)
+{
+  c->gpu = d->gpu, c->gi = d->gi, c->ci = d->ci;
+  snprintf(c->uuid, sizeof(c->uuid), "%s", d->uuid);
+  snprintf(c->profile, sizeof(c->profile), "%s", d->name);
+  c->memory_mib = d->memory_mib;
+}
+
 /* The best free, unclaimed, idle MIG device over the selected GPUs. */
 static int pick_existing(struct gs_err *err, struct gs_backend *b,
                          const struct gs_jobs_request *req, const struct claims *cl, unsigned ngpu,
@@ -366,9 +384,9 @@ static int feasible(struct gs_err *err, struct gs_backend *b, const struct gs_jo
   const struct gs_geom_gi_profile *largest = NULL;
   unsigned largest_gpu = 0, considered = 0;
   bool known = false;
+  int rc;
   for (unsigned g = 0; g < ngpu; g++) {
     struct gs_gpu_info info;
-    int rc;
     if (!gpu_selected(req, g))
       continue;
     if ((rc = b->ops->gpu_info(b, err, g, &info)) != 0)
@@ -383,9 +401,8 @@ static int feasible(struct gs_err *err, struct gs_backend *b, const struct gs_jo
       known = known || (req->profile[0] && is_profile(info.model, p, req->profile));
     }
   }
-  if (req->gpu >= 0 && (unsigned)req->gpu >= ngpu)
-    return gs_err_set(err, GS_E_USAGE, "GPU %d: no such GPU; this machine has %u",
-                      req->gpu, ngpu);
+  if ((rc = gpu_exists(err, req, ngpu)) != 0)
+    return rc;
   if (!considered || !largest)
     return gs_err_set(err, GS_E_USAGE, "no MIG-capable GPU is selected");
   if (req->profile[0] && !known)
@@ -415,9 +432,8 @@ int gs_jobs_check(struct gs_err *err, struct gs_backend *b, const struct gs_jobs
     by_profile.memory_mib = 0;
     return feasible(err, b, &by_profile, ngpu);
   }
-  if (req->gpu >= 0 && (unsigned)req->gpu >= ngpu)
-    return gs_err_set(err, GS_E_USAGE, "GPU %d: no such GPU; this machine has %u",
-                      req->gpu, ngpu);
+  if ((rc = gpu_exists(err, req, ngpu)) != 0)
+    return rc;
   for (unsigned g = 0; g < ngpu; g++) {
     if (!gpu_selected(req, g))
       continue;
@@ -453,20 +469,16 @@ static int claim_mig(struct gs_err *err, struct gs_backend *b, const struct gs_j
                       (double)req->memory_mib / 1024.0);
   }
   if (!pk.found) {
+    const char *hint = req->create ? " and no room to create one" :
+                                     " (pass --create to make one from free capacity)";
     if (req->profile[0])
       return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s MIG device%s", req->profile,
-                        req->create ? " and no room to create one" :
-                                      " (pass --create to make one from free capacity)");
+                        hint);
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free MIG device with %.2f GiB%s",
-                      (double)req->memory_mib / 1024.0,
-                      req->create ? " and no room to create one" :
-                                    " (pass --create to make one from free capacity)");
+                      (double)req->memory_mib / 1024.0, hint);
   }
+  claim_device(c, &pk.dev);
   c->mode = GS_JOBS_MIG;
-  c->gpu = pk.dev.gpu, c->gi = pk.dev.gi, c->ci = pk.dev.ci;
-  snprintf(c->uuid, sizeof(c->uuid), "%s", pk.dev.uuid);
-  snprintf(c->profile, sizeof(c->profile), "%s", pk.dev.name);
-  c->memory_mib = pk.dev.memory_mib;
   c->created = pk.created;
   return 0;
 }
@@ -504,10 +516,7 @@ static int claim_mps_mig(struct gs_err *err, struct gs_backend *b,
         }
       if (!exclusive && n < best_n) {
         best_n = n;
-        c->gpu = g, c->gi = devs[i].gi, c->ci = devs[i].ci;
-        snprintf(c->uuid, sizeof(c->uuid), "%s", devs[i].uuid);
-        snprintf(c->profile, sizeof(c->profile), "%s", devs[i].name);
-        c->memory_mib = devs[i].memory_mib;
+        claim_device(c, &devs[i]);
       }
     }
   }
@@ -530,9 +539,8 @@ static int claim_share(struct gs_err *err, struct gs_backend *b, const struct gs
   struct gs_gpu_info info, best_info;
   unsigned best_n = UINT32_MAX, seen = 0;
   int rc;
-  if (req->gpu >= 0 && (unsigned)req->gpu >= ngpu)
-    return gs_err_set(err, GS_E_USAGE, "GPU %d: no such GPU; this machine has %u",
-                      req->gpu, ngpu);
+  if ((rc = gpu_exists(err, req, ngpu)) != 0)
+    return rc;
   for (unsigned g = 0; g < ngpu; g++) {
     unsigned n = 0;
     bool mig_claim = false;

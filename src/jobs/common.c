@@ -125,27 +125,17 @@ int gs_jobs_mode_parse(const char *text, enum gs_jobs_mode *out)
 
 uint64_t gs__jobs_proc_start(int pid)
 {
-  char path[64], buf[1024], *p;
+  char buf[1024];
+  const char *p;
   unsigned long long start = 0;
-  FILE *f;
-  size_t n;
-  if (pid <= 0)
-    return 0;
-  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  if (!(f = fopen(path, "re")))
-    return 0;
-  n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  /* The name (field 2) may hold spaces and parentheses: count from the last ')'. */
-  if (!(p = strrchr(buf, ')')))
+  if (!(p = gs_proc_stat(pid, buf, sizeof(buf))))
     return 0;
   /* After ')': state is field 3; starttime is field 22. */
-  if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
-                    " %*d %llu", &start) != 1)
+  if (sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
+                " %*d %llu", &start) != 1)
     return 0;
   /* A zombie has exited: its slice is free even before it is reaped. */
-  if (p[2] == 'Z')
+  if (p[1] == 'Z')
     return 0;
   return start ? start : 1;
 }

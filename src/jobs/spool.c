@@ -342,17 +342,10 @@ static bool mark_cancelled(struct gs_jobs_job *j, void *arg)
 /* The parent of pid (field 4 of /proc/<pid>/stat), 0 if unknown. */
 static int parent_of(int pid)
 {
-  char path[64], buf[512], *p;
+  char buf[512];
+  const char *p;
   int ppid = 0;
-  FILE *f;
-  size_t n;
-  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  if (!(f = fopen(path, "re")))
-    return 0;
-  n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %d", &ppid) != 1)
+  if (!(p = gs_proc_stat(pid, buf, sizeof(buf))) || sscanf(p, " %*c %d", &ppid) != 1)
     return 0;
   return ppid;
 }

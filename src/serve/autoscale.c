@@ -49,18 +49,14 @@ struct gs_scale {
 
 static unsigned long long proc_start(int pid)
 {
-  char path[64], buf[1024], *p;
+  char buf[1024];
+  const char *p;
   unsigned long long start = 0;
-  FILE *f;
-  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-  if (pid <= 0 || !(f = fopen(path, "r")))
-    return 0;
-  if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) != NULL)
+  if ((p = gs_proc_stat(pid, buf, sizeof(buf))) != NULL)
     /* after the name: state ppid pgrp session tty tpgid flags minflt cminflt
      * majflt cmajflt utime stime cutime cstime priority nice threads itreal starttime */
-    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-                  "%*d %llu", &start);
-  fclose(f);
+    sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+              "%*d %llu", &start);
   return start;
 }
 

@@ -1,5 +1,6 @@
 /* util.c: error records and code names, whole-file reads, atomic file
- * replacement, advisory locks, and the hash that derives stable identifiers.
+ * replacement, advisory locks, the hash that derives stable identifiers, and
+ * the fields of /proc/<pid>/stat.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"); nothing
  * here prints or exits: every failure is a code plus a caller-owned message. */
 #include "util/util.h"
@@ -492,4 +493,21 @@ void gs_uuid_format(const uint8_t bytes[16], char out[37])
     out[o++] = hex[b[i] & 0x0f];
   }
   out[o] = '\0';
+}
+
+const char *gs_proc_stat(int pid, char *buf, size_t size)
+{
+  char path[64];
+  const char *p;
+  FILE *f;
+  size_t n;
+  if (pid <= 0 || size < 2)
+    return NULL;
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  if (!(f = fopen(path, "re")))
+    return NULL;
+  n = fread(buf, 1, size - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  return (p = strrchr(buf, ')')) ? p + 1 : NULL;
 }

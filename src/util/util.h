@@ -1,6 +1,6 @@
 /* util.h: the shared utilities every layer may use: error records, whole-file
- * reads, atomic file replacement under a lock, small hashing helpers, latency
- * histograms and strict YAML reading.
+ * reads, atomic file replacement under a lock, small hashing helpers, a
+ * process's /proc/<pid>/stat, latency histograms and strict YAML reading.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
 #ifndef GS_UTIL_H
 #define GS_UTIL_H
@@ -103,6 +103,11 @@ int gs_file_lock_wait(struct gs_err *err, const char *path, unsigned seconds, st
 
 /* Creates every missing directory of path's parent (mkdir -p of dirname). */
 int gs_file_make_parent(struct gs_err *err, const char *path);
+
+/* Reads /proc/<pid>/stat into buf and returns its fields after the command
+ * name (" S ppid pgrp ...": the state is the first); NULL when the process
+ * is gone. The name may hold spaces and ')', so they start after the last ')'. */
+const char *gs_proc_stat(int pid, char *buf, size_t size);
 
 /* A 128-bit non-cryptographic hash of a byte string, stable across runs and
  * hosts; used where an identifier must be derived, not drawn at random. */

@@ -7,15 +7,11 @@
 # Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir).
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}"
-mkdir -p "${GS_TEST_TMP:-/tmp}"
-root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/jobs-mps.XXXXXX") || exit 1
+. "${GS_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
+root=$(gs_tmpdir jobs-mps) || exit 1
 trap 'for f in "$root"/emu.json.jobs/mps/*/pipe/nvidia-cuda-mps-control.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$root"' EXIT
 unset GPUSLICE_EMULATE GPUSLICE_JOBS_DIR GPUSLICE_MPS_CONTROL
 export GPUSLICE_EMU_STATE="$root/emu.json"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 g() { "$GS_BIN" -q "$@"; }
 # Alive and not a zombie (an orphan's zombie may linger where nothing reaps it).
 alive() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null); [ -n "$st" ] && [ "$st" != Z ]; }
@@ -86,5 +82,4 @@ for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 g mps start --mig MIG-00000000-0000-0000-0000-000000000000 2>/dev/null
 [ $? = 2 ] && ok || fail "an unknown MIG device was accepted"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

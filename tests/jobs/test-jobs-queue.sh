@@ -8,15 +8,11 @@
 # leaves another's alone. Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir).
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}"
-mkdir -p "${GS_TEST_TMP:-/tmp}"
-root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/jobs-queue.XXXXXX") || exit 1
+. "${GS_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
+root=$(gs_tmpdir jobs-queue) || exit 1
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$root"' EXIT
 unset GPUSLICE_EMULATE GPUSLICE_JOBS_DIR GPUSLICE_MPS_CONTROL
 export GPUSLICE_EMU_STATE="$root/emu.json"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 g() { "$GS_BIN" -q "$@"; }
 until_ok() { for _ in $(seq 1200); do "$@" && return 0; sleep 0.1; done; return 1; }
 # Python over `gpuslice jobs --json` as the list j (sorted by start time as s).
@@ -148,5 +144,4 @@ echo '{"format": "gpuslice-job", "version": 1, "id": 5}' >"$root/emu.json.jobs/q
 err=$(g jobs 2>&1)
 [ $? = 3 ] && case "$err" in *j000099.json*"move the file"*) true ;; *) false ;; esac && ok || fail "corrupt job file: $err"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -8,15 +8,11 @@
 # Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir), GS_NVML_EMU (nvml-emu, optional).
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}"
-mkdir -p "${GS_TEST_TMP:-/tmp}"
-root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/jobs-run.XXXXXX") || exit 1
+. "${GS_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
+root=$(gs_tmpdir jobs-run) || exit 1
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$root"' EXIT
 unset GPUSLICE_EMULATE GPUSLICE_JOBS_DIR GPUSLICE_MPS_CONTROL
 export GPUSLICE_EMU_STATE="$root/emu.json"
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 g() { "$GS_BIN" -q "$@"; }
 gis() { g gi list --json | python3 -c 'import json,sys; print(" ".join(sorted(x["name"] for x in json.load(sys.stdin))))'; }
 claims() { python3 -c 'import json,sys
@@ -146,5 +142,4 @@ fi
 err=$(g run --mode timeslice --no-wait -- true 2>&1)
 [ $? = 1 ] && case "$err" in *"outside MIG mode"*) true ;; *) false ;; esac && ok || fail "timeslice on a MIG GPU: $err"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

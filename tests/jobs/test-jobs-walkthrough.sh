@@ -6,13 +6,9 @@
 # Env: GS_BIN (gpuslice), GS_SRC (the source tree), GS_TEST_TMP (scratch dir).
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}" "${GS_SRC:?set GS_SRC to the source tree}"
-mkdir -p "${GS_TEST_TMP:-/tmp}"
-root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/jobs-walk.XXXXXX") || exit 1
+. "${GS_SRC:-$(dirname "$0")/../..}/tests/lib/common.sh"
+root=$(gs_tmpdir jobs-walk) || exit 1
 trap 'rm -rf "$root"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
 out=$(TMPDIR="$root" GPUSLICE="$GS_BIN" timeout 250 "$GS_SRC/bench/jobs-walkthrough.sh" 20000 "$root/w.svg" 2>&1)
 rc=$?
@@ -24,5 +20,4 @@ echo "$out" | grep -q '^| 7 jobs at once under MPS (no MIG) |' && ok || fail "MP
 python3 -c 'import sys, xml.dom.minidom as m; d=m.parse(sys.argv[1]); sys.exit(0 if len(d.getElementsByTagName("rect")) == 5 else 1)' "$root/w.svg" &&
   ok || fail "the SVG is not a 4-bar chart"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -7,13 +7,12 @@
 # Env: GS_BIN (gpuslice), GS_SRC (the source tree), GS_TEST_TMP (scratch).
 set -u
 : "${GS_BIN:?}" "${GS_SRC:?}"
-root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/plan-cli.XXXXXX") || exit 1
+. "$GS_SRC/tests/lib/common.sh"
+root=$(gs_tmpdir plan-cli) || exit 1
 trap 'rm -rf "$root"' EXIT
 unset GPUSLICE_EMULATE MIG_PARTED_CONFIG_FILE MIG_PARTED_SELECTED_CONFIG MIG_PARTED_HOOKS_FILE
 export GPUSLICE_EMU_STATE="$root/emu.json" GPUSLICE_APPLY_LOCK="$root/apply"
 data="$GS_SRC/tests/plan/data"
-passed=0
-failed=0
 
 # expect NAME STATUS FRAGMENT... -- ARGS: runs gpuslice ARGS; checks the exit
 # status, one stderr line on failure, and every fragment in stdout or stderr.
@@ -24,19 +23,19 @@ expect() {
   shift
   "$GS_BIN" -q "$@" >"$root/out" 2>"$root/err"
   rc=$?
-  if [ "$rc" -ne "$want" ]; then echo "FAIL: $name: exit $rc, want $want: $(head -c 600 "$root/err")"; failed=$((failed + 1)); return; fi
-  if [ "$want" -eq 2 ] && [ "$(wc -l <"$root/err")" -ne 1 ]; then echo "FAIL: $name: stderr is not one line: $(cat "$root/err")"; failed=$((failed + 1)); return; fi
+  if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, want $want: $(head -c 600 "$root/err")"; return; fi
+  if [ "$want" -eq 2 ] && [ "$(wc -l <"$root/err")" -ne 1 ]; then fail "$name: stderr is not one line: $(cat "$root/err")"; return; fi
   for f in ${frags[@]+"${frags[@]}"}; do
-    if ! grep -qF -- "$f" "$root/out" "$root/err"; then echo "FAIL: $name: no '$f' in: $(head -c 800 "$root/out" "$root/err")"; failed=$((failed + 1)); return; fi
+    if ! grep -qF -- "$f" "$root/out" "$root/err"; then fail "$name: no '$f' in: $(head -c 800 "$root/out" "$root/err")"; return; fi
   done
-  passed=$((passed + 1))
+  ok
 }
 
 # check NAME COMMAND...: a shell condition over the last output.
 check() {
   local name=$1
   shift
-  if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
+  if "$@"; then ok; else fail "$name"; fi
 }
 
 w="$data/workloads.yaml"
@@ -149,5 +148,4 @@ expect "fleet layout that cannot be" 2 "f.yaml:5" "4g.20gb" -- plan "$w" --fleet
 expect "missing workload file" 2 "nope.yaml" -- plan "$root/nope.yaml" --gpus a100-40gb
 expect "replay without files" 2 "--nodes" -- plan replay
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -53,46 +53,16 @@ serve_pid=$!
 pids+=($serve_pid)
 disown
 
-timeout 250 "$py" - "$tmp" "$serve_pid" <<'EOF' | tee "$tmp/py.out"
-import json, os, re, signal, struct, subprocess, sys, threading, time, urllib.request
+PYTHONPATH="$src/tests/lib" timeout 250 "$py" - "$tmp" "$serve_pid" <<'EOF' | tee "$tmp/py.out"
+import json, os, signal, struct, subprocess, sys, threading, time, urllib.request
 sys.path.insert(0, sys.argv[1])
 import grpc
+import gstest
+from gstest import check, port_of, read, running, wait_for
 import inference_pb2 as pb
 
 TMP, SERVE = sys.argv[1], int(sys.argv[2])
 SVC = "/inference.GRPCInferenceService/"
-passed = failed = 0
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok:", name)
-    else:
-        failed += 1
-        print("FAIL:", name, detail)
-
-def wait_for(pred, secs):
-    end = time.time() + secs
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return ""
-
-def port_of(path, what):
-    pat = r"^%s 127\.0\.0\.1:(\d+)" % what
-    wait_for(lambda: re.search(pat, read(path), re.M), 15)
-    m = re.search(pat, read(path), re.M)
-    return int(m.group(1)) if m else None
-
 def call(ch, method, req, resp_type, timeout=30):
     f = ch.unary_unary(SVC + method, request_serializer=lambda m: m.SerializeToString(),
                        response_deserializer=resp_type.FromString)
@@ -284,12 +254,6 @@ os.kill(SERVE, signal.SIGTERM)
 res = [status_of(f.result) for f in futs]
 check("calls under way at SIGTERM all finish OK", all(c == grpc.StatusCode.OK for c, _ in res),
       [r for r in res if r[0] != grpc.StatusCode.OK][:3])
-def running(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 check("serve exits after the drain", wait_for(lambda: not running(SERVE), 60))
 ch.close()
 
@@ -325,8 +289,8 @@ ch = grpc.insecure_channel("127.0.0.1:%d" % wport)
 r = call(ch, "ServerLive", pb.ServerLiveRequest(), pb.ServerLiveResponse)
 check("the worker serves on after malformed peers", r.live)
 ch.close()
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+print("%d passed, %d failed" % (gstest.passed, gstest.failed))
+sys.exit(1 if gstest.failed else 0)
 EOF
 rc=${PIPESTATUS[0]}
 if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then

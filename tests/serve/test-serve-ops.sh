@@ -11,14 +11,11 @@ set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/serve-ops.XXXXXX" 2>/dev/null || mktemp -d)
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir serve-ops)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
-cleanup() {
-  [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap serve_cleanup EXIT
 
 # 10,000 client sockets here and as many in serve: raise the soft limit.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
@@ -49,42 +46,16 @@ EOF
 "$bin" -q serve -f "$tmp/serve.yaml" --listen 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 
-timeout 240 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
+PYTHONPATH="$src/tests/lib" timeout 240 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import http.client, json, os, re, resource, selectors, signal, socket, subprocess, sys
 import threading, time
+from gstest import check, finish, read, running, wait_for
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 TOKEN = open(TMP + "/token").read().strip()
-passed = failed = 0
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok:", name)
-    else:
-        failed += 1
-        print("FAIL:", name, str(detail)[:600])
-
 def out():
-    with open(OUT) as f:
-        return f.read()
-
-def wait_for(pred, secs):
-    end = time.time() + secs
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-def running(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return read(OUT)
 
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
@@ -92,10 +63,6 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-def finish():
-    print("RESULT %d %d" % (passed, failed))
-    sys.exit(0)
 
 wait_for(lambda: re.search(r"^admin on 127\.0\.0\.1:\d+", out(), re.M), 15)
 m = re.search(r"^listening on 127\.0\.0\.1:(\d+), \d+ workers", out(), re.M)
@@ -280,19 +247,4 @@ check("drain: every worker process is gone",
 finish()
 EOF
 
-wait "$serve_pid"
-rc=$?
-serve_pid=
-res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py.out")
-passed=${res% *}
-failed=${res#* }
-[ -z "$res" ] && passed=0 failed=1
-if [ "$rc" -eq 0 ]; then
-  passed=$((passed + 1))
-  echo "ok: serve exits 0 after SIGTERM"
-else
-  failed=$((failed + 1))
-  echo "FAIL: serve exited $rc; stderr: $(tail -5 "$tmp/serve.err")"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+serve_summary "$tmp/py.out" "$tmp/serve.err"

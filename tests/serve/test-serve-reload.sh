@@ -7,14 +7,12 @@
 set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/serve-reload.XXXXXX" 2>/dev/null || mktemp -d)
+src=${GS_SRC:-$(dirname "$0")/../..}
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir serve-reload)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
-cleanup() {
-  [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap serve_cleanup EXIT
 
 "$bin" -q emu reset --emulate a100-40gb >/dev/null &&
   "$bin" -q mig enable >/dev/null &&
@@ -25,47 +23,17 @@ trap cleanup EXIT
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 
-timeout 120 python3 - "$serve_pid" "$tmp" "$bin" <<'EOF' | tee "$tmp/py.out"
+PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$serve_pid" "$tmp" "$bin" <<'EOF' | tee "$tmp/py.out"
 import http.client, json, os, re, signal, subprocess, sys, threading, time
+from gstest import check, finish, read, running, wait_for
 
 SERVE, TMP, BIN = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 OUT = TMP + "/serve.out"
-passed = failed = 0
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok:", name)
-    else:
-        failed += 1
-        print("FAIL:", name, str(detail)[:600])
-
 def out():
-    with open(OUT) as f:
-        return f.read()
-
-def wait_for(pred, secs):
-    end = time.time() + secs
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-def running(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return read(OUT)
 
 def gs(*args):
     return subprocess.run([BIN, "-q"] + list(args), capture_output=True, text=True)
-
-def finish():
-    print("RESULT %d %d" % (passed, failed))
-    sys.exit(0)
 
 wait_for(lambda: re.search(r"^admin on 127\.0\.0\.1:\d+", out(), re.M), 15)
 m = re.search(r"^listening on 127\.0\.0\.1:(\d+), \d+ workers", out(), re.M)
@@ -149,19 +117,4 @@ check("SIGTERM: serve stops", wait_for(lambda: not running(SERVE), 20))
 finish()
 EOF
 
-wait "$serve_pid"
-rc=$?
-serve_pid=
-res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py.out")
-passed=${res% *}
-failed=${res#* }
-[ -z "$res" ] && passed=0 failed=1
-if [ "$rc" -eq 0 ]; then
-  passed=$((passed + 1))
-  echo "ok: serve exits 0 after SIGTERM"
-else
-  failed=$((failed + 1))
-  echo "FAIL: serve exited $rc; stderr: $(tail -5 "$tmp/serve.err")"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+serve_summary "$tmp/py.out" "$tmp/serve.err"

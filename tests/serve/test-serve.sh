@@ -10,17 +10,11 @@ set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/serve.XXXXXX" 2>/dev/null || mktemp -d)
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir serve)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
-cleanup() {
-  if [ -n "$serve_pid" ]; then
-    pkill -CONT -P "$serve_pid" 2>/dev/null
-    kill -9 "$serve_pid" 2>/dev/null
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap serve_cleanup EXIT
 
 "$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
 "$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-1g.5gb >/dev/null ||
@@ -33,53 +27,19 @@ trap cleanup EXIT
   >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 
-timeout 90 python3 - "$serve_pid" "$tmp/serve.out" <<'EOF' | tee "$tmp/py.out"
-import http.client, json, os, re, signal, subprocess, sys, threading, time
+PYTHONPATH="$src/tests/lib" timeout 90 python3 - "$serve_pid" "$tmp/serve.out" <<'EOF' | tee "$tmp/py.out"
+import http.client, json, os, re, signal, sys, threading, time
+from gstest import check, children, finish, port_of, read, running, wait_for
 
 SERVE, OUT = int(sys.argv[1]), sys.argv[2]
-passed = failed = 0
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok:", name)
-    else:
-        failed += 1
-        print("FAIL:", name, detail)
-
 def out():
-    with open(OUT) as f:
-        return f.read()
+    return read(OUT)
 
-def wait_for(pred, secs):
-    end = time.time() + secs
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-def running(pid):
-    """Alive and not a zombie; the process may vanish between any two reads
-    of /proc, which reads as not running."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-def children():
-    r = subprocess.run(["pgrep", "-P", str(SERVE)], capture_output=True, text=True)
-    return [int(x) for x in r.stdout.split()]
-
-wait_for(lambda: re.search(r"^listening on 127\.0\.0\.1:\d+", out(), re.M), 10)
-m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", out(), re.M)
-if not m:
+PORT = port_of(OUT, "listening on", 10)
+if PORT is None:
     print("FAIL: serve did not start:", out())
     print("0 passed, 1 failed")
     sys.exit(1)
-PORT = int(m.group(1))
 check("7 workers join the pool", wait_for(lambda: out().count("joined the pool") >= 7, 20),
       out())
 m = re.search(r"^admin on 127\.0\.0\.1:(\d+)", out(), re.M)
@@ -151,7 +111,7 @@ class Load:
 
 load = Load()
 time.sleep(1.0)
-pids = children()
+pids = children(SERVE)
 check("7 worker processes run", len(pids) == 7, pids)
 victim = pids[0]
 os.kill(victim, signal.SIGKILL)
@@ -165,7 +125,7 @@ check("it restarts and rejoins",
       wait_for(lambda: out().count("joined the pool") >= joined0 + 2, 10), out())
 
 # A hung worker: it keeps its sockets (the kernel accepts) and never answers.
-pids = children()
+pids = children(SERVE)
 hung = pids[-1]
 os.kill(hung, signal.SIGSTOP)
 load = Load()
@@ -193,27 +153,12 @@ check("/metrics answers in Prometheus text", r.status == 200 and
       metrics[:400])
 c.close()
 
-workers = children()
+workers = children(SERVE)
 os.kill(SERVE, signal.SIGTERM)
 check("SIGTERM: serve stops", wait_for(lambda: not running(SERVE), 15))
 check("SIGTERM: every worker process is gone",
       wait_for(lambda: not any(running(p) for p in workers), 5), workers)
-print("RESULT %d %d" % (passed, failed))
+finish()
 EOF
 
-wait "$serve_pid"
-rc=$?
-serve_pid=
-res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py.out")
-passed=${res% *}
-failed=${res#* }
-[ -z "$res" ] && passed=0 failed=1
-if [ "$rc" -eq 0 ]; then
-  passed=$((passed + 1))
-  echo "ok: serve exits 0 after SIGTERM"
-else
-  failed=$((failed + 1))
-  echo "FAIL: serve exited $rc; stderr: $(cat "$tmp/serve.err")"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+serve_summary "$tmp/py.out" "$tmp/serve.err"

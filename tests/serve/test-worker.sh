@@ -6,6 +6,7 @@
 set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
+src=${GS_SRC:-$(dirname "$0")/../..}
 tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/worker.XXXXXX" 2>/dev/null || mktemp -d)
 pids=()
 cleanup() {
@@ -38,21 +39,12 @@ start slice --profile 1g.5gb --header-timeout 500
 start full --full-gpu
 start shared --profile 1g.5gb --share 4 --model bert-large
 
-timeout 120 python3 - "$port_slice" "$port_full" "$port_shared" "$tmp/slice.err" <<'EOF' | tee "$tmp/py.out"
+PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$port_slice" "$port_full" "$port_shared" "$tmp/slice.err" <<'EOF' | tee "$tmp/py.out"
 import http.client, json, re, socket, struct, sys, time
+import gstest
+from gstest import check
 
 P, PFULL, PSHARED, ERRLOG = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-passed = failed = 0
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok:", name)
-    else:
-        failed += 1
-        print("FAIL:", name, detail)
-
 def req(method, path, body=None, headers=None, port=P):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     c.request(method, path, body=body, headers=headers or {})
@@ -266,7 +258,7 @@ r, _ = req("GET", "/v2/health/live")
 check("still serving after all that", r.status == 200)
 with open(ERRLOG) as f:
     check("log says emulated", "EMULATED" in f.read())
-print("PY %d %d" % (passed, failed))
+print("PY %d %d" % (gstest.passed, gstest.failed))
 EOF
 pyrc=${PIPESTATUS[0]}
 read -r _ passed failed < <(grep '^PY ' "$tmp/py.out" || echo "PY 0 1")

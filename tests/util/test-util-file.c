@@ -293,6 +293,34 @@ static void make_parent_of_bare_name_is_ok(void **state)
   assert_int_equal(gs_file_make_parent(NULL, "state.json"), 0);
 }
 
+/* ---- gs_proc_stat ---- */
+
+static void proc_stat_reads_fields_after_the_name(void **state)
+{
+  char buf[1024];
+  const char *p;
+  int ppid = 0;
+  char st = 0;
+  (void)state;
+  assert_non_null(p = gs_proc_stat(getpid(), buf, sizeof(buf)));
+  assert_int_equal(sscanf(p, " %c %d", &st, &ppid), 2);
+  assert_int_equal(st, 'R');
+  assert_int_equal(ppid, getppid());
+}
+
+static void proc_stat_of_a_gone_process_is_null(void **state)
+{
+  char buf[1024];
+  pid_t pid = fork();
+  (void)state;
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(0);
+  assert_int_equal(waitpid(pid, NULL, 0), pid);
+  assert_null(gs_proc_stat(pid, buf, sizeof(buf)));
+  assert_null(gs_proc_stat(0, buf, sizeof(buf)));
+}
+
 /* ---- gs_file_lock ---- */
 
 static void lock_creates_lock_file_beside_path(void **state)
@@ -453,6 +481,8 @@ int main(void)
       T(make_parent_creates_every_level),
       T(make_parent_through_a_file_is_io),
       T(make_parent_of_bare_name_is_ok),
+      T(proc_stat_reads_fields_after_the_name),
+      T(proc_stat_of_a_gone_process_is_null),
       T(lock_creates_lock_file_beside_path),
       T(lock_in_missing_dir_is_not_found),
       T(exclusive_lock_excludes_another_process),

@@ -1,0 +1,60 @@
+# shellcheck shell=bash disable=SC2154
+# tests/lib/common.sh: what the bash tests share: a scratch directory, the
+# passed/failed counts and the final "N passed, N failed" line, and for the
+# serve tests their EXIT trap and summing up. Sourced by a test after its
+# `set` line; safe under set -u.
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+# gs_tmpdir NAME: prints a new scratch directory NAME.XXXXXX under
+# GS_TEST_TMP (else /tmp), or any new one if that cannot be made.
+gs_tmpdir() {
+  mkdir -p "${GS_TEST_TMP:-/tmp}" 2>/dev/null
+  mktemp -d "${GS_TEST_TMP:-/tmp}/$1.XXXXXX" 2>/dev/null || mktemp -d
+}
+
+# summary: the final line; its status is the test's.
+summary() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+# serve_cleanup: the serve tests' EXIT trap: a serve still running
+# ($serve_pid) is killed, its stopped workers continued so that they can
+# exit; then $tmp goes.
+serve_cleanup() {
+  if [ -n "${serve_pid:-}" ]; then
+    pkill -CONT -P "$serve_pid" 2>/dev/null
+    kill -9 "$serve_pid" 2>/dev/null
+  fi
+  rm -rf "$tmp"
+}
+
+# serve_summary PYOUT ERRFILE: for the tests whose Python part ends with
+# "RESULT <passed> <failed>" in PYOUT (no such line: one failure) after it
+# sent SIGTERM to serve ($serve_pid, a child of this shell): waits for serve,
+# whose status must be 0; ERRFILE is its stderr, shown when it is not. Ends
+# with summary.
+serve_summary() {
+  local res rc
+  wait "$serve_pid"
+  rc=$?
+  serve_pid=
+  res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$1")
+  if [ -n "$res" ]; then
+    passed=${res% *}
+    failed=${res#* }
+  else
+    passed=0 failed=1
+  fi
+  if [ "$rc" -eq 0 ]; then
+    ok
+    echo "ok: serve exits 0 after SIGTERM"
+  else
+    fail "serve exited $rc; stderr: $(tail -5 "$2")"
+  fi
+  summary
+}

@@ -1,0 +1,68 @@
+"""gstest.py: helpers the Python parts of the bash tests share (counted
+checks, polling, process liveness from /proc, the "<what> 127.0.0.1:PORT"
+start-up lines). Standard library only, so it runs under any python3,
+including Debian's /usr/bin/python3 that test-grpc.sh needs for grpcio."""
+import re
+import subprocess
+import sys
+import time
+
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok:", name)
+    else:
+        failed += 1
+        print("FAIL:", name, str(detail)[:600])
+
+
+def finish():
+    """Ends the Python part with the line the bash part reads back."""
+    print("RESULT %d %d" % (passed, failed))
+    sys.exit(0)
+
+
+def wait_for(pred, secs):
+    end = time.time() + secs
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def read(path):
+    """The file's text, or "" while it does not exist yet."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def running(pid):
+    """Alive and not a zombie; the process may vanish between any two reads
+    of /proc, which reads as not running."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def children(pid):
+    r = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in r.stdout.split()]
+
+
+def port_of(path, what, secs=15):
+    """The port of the "<what> 127.0.0.1:PORT" line a server prints in the
+    file at path, waiting up to secs for it; None if it never comes."""
+    pat = r"^%s 127\.0\.0\.1:(\d+)" % re.escape(what)
+    wait_for(lambda: re.search(pat, read(path), re.M), secs)
+    m = re.search(pat, read(path), re.M)
+    return int(m.group(1)) if m else None
