@@ -3,7 +3,8 @@
  * Closed loop (N requests outstanding) and open loop (requests at intended
  * times, latency counted from them: no coordinated omission), measurement
  * windows repeated until stable, perf_analyzer's CSV, and an SVG plot of CSVs.
- * Uses nothing but the HTTP code (serve.h's loop, picohttpparser). */
+ * Uses serve.h's loop and picohttpparser; `-i grpc` (grpc.c) also nghttp2
+ * (client sessions) and the protobuf-c code generated from inference.proto. */
 #ifndef GS_BENCH_H
 #define GS_BENCH_H
 
@@ -98,6 +99,11 @@ int gs_bench_infer_request(struct gs_err *err, const struct gs_bench_url *u,
                            const struct gs_bench_model *m, const struct gs_bench_sample *s,
                            bool binary_in, bool binary_out, char **out, size_t *len);
 
+/* The gRPC message of one ModelInfer (5-byte gRPC prefix, then the
+ * ModelInferRequest with raw_input_contents), for `-i grpc`. */
+int gs_bench_grpc_request(struct gs_err *err, const struct gs_bench_model *m,
+                          const struct gs_bench_sample *s, char **out, size_t *len);
+
 /* ---- server-side metrics (Triton's Prometheus names) ---- */
 
 struct gs_bench_server {
@@ -121,7 +127,11 @@ enum gs_bench_dist { GS_BENCH_CONSTANT, GS_BENCH_POISSON };
   X(MALFORMED, "malformed", "the answer was not valid HTTP/1.1")             \
   X(HTTP_4XX, "http_4xx", "the server answered 4xx")                          \
   X(HTTP_5XX, "http_5xx", "the server answered 5xx (or another non-2xx)")    \
-  X(BACKLOG, "backlog_full", "open loop: more requests due than the backlog holds")
+  X(BACKLOG, "backlog_full", "open loop: more requests due than the backlog holds") \
+  X(GRPC_DEADLINE, "grpc_deadline_exceeded", "gRPC status 4 (DEADLINE_EXCEEDED)") \
+  X(GRPC_EXHAUSTED, "grpc_resource_exhausted", "gRPC status 8 (RESOURCE_EXHAUSTED)") \
+  X(GRPC_UNAVAILABLE, "grpc_unavailable", "gRPC status 14 (UNAVAILABLE)") \
+  X(GRPC_OTHER, "grpc_other", "another non-zero gRPC status")
 
 enum gs_bench_error {
 #define GS__BENCH_ERR(name, short_name, text) GS_BENCH_ERR_##name,
@@ -133,7 +143,9 @@ const char *gs_bench_error_name(enum gs_bench_error e);
 const char *gs_bench_error_text(enum gs_bench_error e);
 
 struct gs_bench_config {
-  struct gs_bench_url url;
+  struct gs_bench_url url;  /* with grpc: the gRPC host:port */
+  bool grpc;                /* KServe v2 ModelInfer over h2c (closed loop only) */
+  unsigned streams;         /* grpc: calls per connection; 0: 32 */
   const char *request;   /* the bytes each request sends (KServe or plain); */
   size_t request_len;    /* several samples: requests[] below instead */
   const char *const *requests;

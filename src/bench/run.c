@@ -112,6 +112,7 @@ struct worker {
   uint64_t *backlog;
   size_t bl_head, bl_count, bl_cap, bl_max;
   bool in_tick, in_issue;
+  struct gs__bench_grpc *grpc; /* -i grpc: its sessions instead of conns */
   int rc;
 };
 
@@ -119,6 +120,22 @@ static void record_error(struct worker *w, enum gs_bench_error e)
 {
   pthread_mutex_lock(&w->mu);
   w->cur->errors[e]++;
+  pthread_mutex_unlock(&w->mu);
+}
+
+void gs__bench_count_error(struct worker *w, enum gs_bench_error e)
+{
+  record_error(w, e);
+}
+
+void gs__bench_count_ok(struct worker *w, uint64_t intended_ns, uint64_t start_ns,
+                        uint64_t sent_ns, uint64_t first_ns, uint64_t t)
+{
+  pthread_mutex_lock(&w->mu);
+  w->cur->ok++;
+  w->cur->send_ns += sent_ns > start_ns ? (double)(sent_ns - start_ns) : 0;
+  w->cur->recv_ns += first_ns && t > first_ns ? (double)(t - first_ns) : 0;
+  gs_hist_record(&w->cur->hist, t > intended_ns ? t - intended_ns : 0);
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -421,7 +438,10 @@ static void *worker_main(void *arg)
   struct worker *w = arg;
   if (!gs_loop_timer_add(w->loop, SWEEP_US, on_sweep, w))
     w->rc = GS_E_NO_MEMORY;
-  if (w->cfg->mode == GS_BENCH_OPEN) {
+  if (w->cfg->grpc) {
+    if (gs__bench_grpc_start(NULL, w, w->loop, w->cfg, w->addr, w->addrlen, w->nconns, &w->grpc))
+      w->rc = GS_E_NO_MEMORY;
+  } else if (w->cfg->mode == GS_BENCH_OPEN) {
     if (!gs_loop_timer_add(w->loop, 0, on_tick, w))
       w->rc = GS_E_NO_MEMORY;
   } else {
@@ -452,6 +472,7 @@ static void worker_free(struct worker *w)
     free(w->conns[i].buf);
   }
   free(w->conns);
+  gs__bench_grpc_free(w->grpc);
   free(w->backlog);
   free(w->cur);
   if (w->stopfd >= 0)

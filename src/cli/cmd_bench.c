@@ -20,10 +20,10 @@ enum { O_URL = 'u', O_MODEL = 'm', O_BATCH = 'b', O_CSV = 'f', O_INTERVAL = 'p',
        O_STABILITY = 's', O_TRIALS = 'r', O_HEADER = 'H',
        O_CONC = 1000, O_RATE, O_DIST, O_INPUT, O_SHAPE, O_IN_FMT, O_OUT_FMT, O_PATH, O_METHOD,
        O_BODY, O_THREADS, O_CONNS, O_MODE, O_COUNT, O_PCT, O_TIMEOUT, O_BACKLOG, O_METRICS,
-       O_NO_METRICS, O_SEED };
+       O_NO_METRICS, O_SEED, O_STREAMS, O_GRPC_URL, O_PROTO };
 
 struct bench_opts {
-  const char *url, *model, *csv, *input, *path, *method, *body, *metrics;
+  const char *url, *model, *csv, *input, *path, *method, *body, *metrics, *grpc_url;
   const char *shapes[MAX_SHAPES], *headers[MAX_HEADERS];
   unsigned nshapes, nheaders;
   const char *range;       /* the --*-range text, for messages */
@@ -86,6 +86,16 @@ static int format(const char *value, const char *what, bool *json)
   return 0;
 }
 
+/* -i http|grpc (perf_analyzer's spelling; cli.c reads -i as GPU ids, which
+ * bench has none of, so run_bench passes it on) or --protocol. */
+static int protocol(const char *v, struct gs_bench_config *g)
+{
+  if (strcmp(v, "http") != 0 && strcmp(v, "grpc") != 0)
+    return cli_usage("-i %s: expected http or grpc", v);
+  g->grpc = v[0] == 'g';
+  return 0;
+}
+
 static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
 {
   struct bench_opts *o = arg;
@@ -102,6 +112,9 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
   case O_METHOD: o->method = v; return 0;
   case O_BODY: o->body = v; return 0;
   case O_METRICS: o->metrics = v; return 0;
+  case O_GRPC_URL: o->grpc_url = v; return 0;
+  case O_STREAMS: return unsigned_opt(v, "--streams", &g->streams);
+  case O_PROTO: return protocol(v, g);
   case O_NO_METRICS: o->no_metrics = true; return 0;
   case O_BATCH: return unsigned_opt(v, "--batch-size", &g->batch);
   case O_CONC: return range(o, v, "--concurrency-range", GS_BENCH_CLOSED);
@@ -147,6 +160,9 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
 
 static const struct option bench_extra[] = {
     {"url", required_argument, NULL, O_URL},
+    {"protocol", required_argument, NULL, O_PROTO},
+    {"grpc-url", required_argument, NULL, O_GRPC_URL},
+    {"streams", required_argument, NULL, O_STREAMS},
     {"model", required_argument, NULL, O_MODEL},
     {"batch-size", required_argument, NULL, O_BATCH},
     {"concurrency-range", required_argument, NULL, O_CONC},
@@ -272,8 +288,9 @@ static int kserve_requests(struct gs_err *err, struct bench_opts *o, const struc
   if (!*reqs || !*lens)
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   for (size_t i = 0; rc == 0 && i < s.n; i++, *n = i)
-    rc = gs_bench_infer_request(err, u, &m, &s.s[i], !o->json_in, !o->json_out, &(*reqs)[i],
-                                &(*lens)[i]);
+    rc = o->cfg.grpc ? gs_bench_grpc_request(err, &m, &s.s[i], &(*reqs)[i], &(*lens)[i])
+                     : gs_bench_infer_request(err, u, &m, &s.s[i], !o->json_in, !o->json_out,
+                                              &(*reqs)[i], &(*lens)[i]);
   gs_bench_samples_free(&s);
   return rc;
 }
@@ -391,6 +408,9 @@ static int check_opts(const struct bench_opts *o, const char *usage)
     return cli_usage("--input-data is for -m MODEL requests; plain HTTP takes --http-body");
   if (o->method && (strcmp(o->method, "HEAD") == 0 || strpbrk(o->method, " \r\n")))
     return cli_usage("--http-method %s: HEAD is not supported (its answers have no body)", o->method);
+  if (o->cfg.grpc && (!o->grpc_url || !o->model || o->cfg.mode != GS_BENCH_CLOSED))
+    return cli_usage("-i grpc needs --grpc-url HOST:PORT and -m MODEL (metadata is read from "
+                     "--url over HTTP) and measures closed loop only (--concurrency-range)");
   if (o->csv && strcmp(o->csv, "-") == 0)
     return cli_usage("-f -: give a file name (stdout has the table or --json)");
   return 0;
@@ -436,6 +456,8 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   }
   if (rc == 0)
     rc = metrics_target(&err, o, &o->cfg.url, mu);
+  if (rc == 0 && o->cfg.grpc) /* metadata and metrics came over HTTP; the load goes here */
+    rc = gs_bench_url_parse(&err, o->grpc_url, &o->cfg.url) != 0 ? err.code : 0;
   o->cfg.requests = (const char *const *)reqs;
   o->cfg.request_lens = lens;
   o->cfg.nrequests = nreqs;
@@ -475,6 +497,7 @@ static int run_bench(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice bench --url URL (-m MODEL | --http-path PATH) "
+      "[-i http|grpc --grpc-url HOST:PORT [--streams N]] "
       "[--concurrency-range S[:E[:STEP]] | --request-rate-range S[:E[:STEP]] "
       "[--request-distribution constant|poisson] [--connections N]] [-b N] "
       "[--input-data FILE|random|zero] [--shape NAME:D,...] [--input-tensor-format json|binary] "
@@ -493,7 +516,7 @@ static int run_bench(struct cli *c, int argc, char **argv)
     return -first;
   if (first < argc)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = check_opts(&o, usage)) != 0)
+  if ((c->gpus && (rc = protocol(c->gpus, &o.cfg)) != 0) || (rc = check_opts(&o, usage)) != 0)
     return rc;
   if (gs_bench_url_parse(&err, o.url, &o.cfg.url) != 0)
     return bench_fail(&err);
