@@ -372,8 +372,10 @@ static int print_json(const struct bench_opts *o, const struct gs_bench_step *s,
   for (size_t i = 0; i < n; i++)
     json_array_append_new(steps, step_json(&s[i]));
   return cli_print_json(json_pack(
-      "{s:s, s:s, s:s?, s:i, s:s, s:o}", "mode",
-      o->cfg.mode == GS_BENCH_CLOSED ? "concurrency" : "request_rate", "url", o->url, "model",
+      "{s:s, s:s, s:s, s:s?, s:s?, s:i, s:s, s:o}", "mode",
+      o->cfg.mode == GS_BENCH_CLOSED ? "concurrency" : "request_rate", "protocol",
+      o->cfg.grpc ? "grpc" : "http", "url", o->url, "grpc_url", o->cfg.grpc ? o->grpc_url : NULL,
+      "model",
       o->path ? NULL : o->model, "batch", (int)(o->cfg.batch ? o->cfg.batch : 1), "distribution",
       o->cfg.dist == GS_BENCH_POISSON ? "poisson" : "constant", "steps", steps));
 }

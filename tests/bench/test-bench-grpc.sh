@@ -77,6 +77,7 @@ run() {
 run worker -u "http://127.0.0.1:$whttp" -i grpc --grpc-url "127.0.0.1:$wgrpc" \
   --concurrency-range 8 --streams 3 "${quick[@]}"
 check "worker: exit 0" '[ "$(cat $tmp/worker.rc)" = 0 ] || { cat $tmp/worker.err; false; }'
+check "worker: protocol grpc" '[ "$(q $tmp/worker.json "d[\"protocol\"]")" = grpc ]'
 check "worker: ok requests" '[ "$(q $tmp/worker.json "s[\"requests_ok\"]")" -gt 0 ]'
 check "worker: no errors" '[ "$(q $tmp/worker.json "sum(s[\"errors\"].values())")" = 0 ]'
 
