@@ -8,6 +8,9 @@
 #   bench/grpc.sh                       # 10 s per run, 16 clients x 32 streams
 #   BENCH_SECONDS=5 BENCH_CLIENTS=8 BENCH_STREAMS=16 bench/grpc.sh
 #
+# Then the 600k test again with our own load generator (`gpuslice bench -i grpc`,
+# same connections x streams, one thread) beside h2load's figure.
+#
 # Workers: 4 `gpuslice worker --model flower --sms 1000000 --grpc-listen ...`
 # started by `gpuslice serve` on an emulated A30 split into 4x 1g.6gb, on fixed
 # ports (--port-base) so HAProxy points at the very same gRPC ports. `--sms
@@ -167,3 +170,22 @@ awk '{ name = $2; for (i = 3; i <= NF - 4; i++) name = name " " $i
   END { for (i = 1; i <= n; i++) { split(line[i], f, "|")
           ratio = (f[2] ~ /gpuslice/ && peer[t[i]] > 0) ? sprintf("%.2f", ours[t[i]] / peer[t[i]]) : ""
           printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3], f[4], f[5], f[6], ratio } }' "$tmp/results"
+
+# --- our load generator on the same 600k target, against h2load's row above ----------------------
+timeout $((SECS + 90)) "$bin" bench -u "http://127.0.0.1:$http_port" -i grpc --grpc-url "127.0.0.1:$gport" \
+  -m flower --concurrency-range $((CLIENTS * STREAMS)) --streams "$STREAMS" --threads 1 \
+  -p $((SECS * 1000 / 3 + 1)) -r 3 -s 1000 --no-server-metrics --json >"$tmp/ours.json" \
+  2>"$tmp/ours.err" || { echo "bench: gpuslice bench -i grpc failed:" >&2; cat "$tmp/ours.err" >&2; }
+"$py" - "$tmp/ours.json" "$(awk '$1 == "600k" && /gpuslice/ { print $(NF - 3) }' "$tmp/results")" \
+  "$CLIENTS" "$STREAMS" "$SECS" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))["steps"][0]
+ours, peer = s["inferences_per_second"], float(sys.argv[2] or 0)
+print("\nload generators on `serve --grpc-listen`, 600k ModelInfer, 1 thread, %s connections x %s streams, %s s:"
+      % tuple(sys.argv[3:6]))
+print("| generator | calls/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|")
+print("| gpuslice bench -i grpc | %.0f | %.1f | %.1f | %d |" % (ours, s["latency_us"]["p50"] / 1e3,
+      s["latency_us"]["p99"] / 1e3, sum(s["errors"].values())))
+print("| h2load | %.0f | | | |" % peer)
+print("gpuslice bench / h2load calls/s: %.2f" % (ours / peer if peer else 0))
+EOF
