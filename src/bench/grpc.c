@@ -106,7 +106,9 @@ static void call_end(struct gcall *c, int error)
   struct gs__bench_grpc *g = c->s->g;
   uint64_t t = now_ns();
   c->busy = false;
-  if (error < 0 && c->http_status != 200)
+  if (error < 0 && c->http_status < 0)
+    error = GS_BENCH_ERR_CLOSED;
+  else if (error < 0 && c->http_status != 200)
     error = c->http_status >= 400 && c->http_status < 500 ? GS_BENCH_ERR_HTTP_4XX
                                                            : GS_BENCH_ERR_HTTP_5XX;
   else if (error < 0 && c->grpc_status < 0)
@@ -261,11 +263,12 @@ static void sess_flush(struct gsess *s)
     gs_loop_del(loop, s->fd, GS_LOOP_WRITABLE);
 }
 
-/* Fails the calls under way with error (each counts once) and closes. */
+/* Fails the calls under way (all of them when connecting) with error, each
+ * counted once, and closes. */
 static void sess_close(struct gsess *s, int error)
 {
   for (unsigned i = 0; i < s->ncalls; i++)
-    if (s->calls[i].busy || s->connecting)
+    if (s->calls[i].busy || s->connecting || error == GS_BENCH_ERR_CONNECT)
       s->calls[i].busy = false, gs__bench_count_error(s->g->w, (enum gs_bench_error)error);
   if (s->ng)
     nghttp2_session_del(s->ng);
