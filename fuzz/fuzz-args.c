@@ -1,7 +1,9 @@
 /* fuzz-args.c: libFuzzer target for the whole command line. The input is
  * split on NUL or newline into at most 16 words, which follow argv[0] =
  * "gpuslice" into cli_main, against an emulated machine whose state file
- * lives in a per-process directory in /dev/shm (or /tmp) and is discarded
+ * lives in a per-process directory in /dev/shm (or /tmp), which is also the
+ * working directory, so any relative path an input names (--jobs-dir X,
+ * bench's CSV, a log directory) lands there too. Its contents are discarded
  * every 256 runs (so a finding may need the runs before it: rerun with
  * -runs=N over the corpus, or replay the input after the same history).
  * Any command line must end in an exit status 0..3: no crash, no leak
@@ -22,29 +24,37 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64], state[96], lock[112], jobs[112];
+static char dir[64], state[96];
 
-static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+/* Everything below the directory; the directory itself stays while it is
+ * the working directory. */
+static int remove_below(const char *path, const struct stat *sb, int type, struct FTW *ftw)
 {
   (void)sb;
   (void)type;
-  (void)ftw;
-  remove(path);
+  if (ftw->level > 0)
+    remove(path);
   return 0;
 }
 
-/* The jobs layer's directory beside the state (`queue submit`, `mps start`). */
-static void remove_jobs(void)
+static void empty_dir(void)
 {
-  nftw(jobs, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  nftw(dir, remove_below, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void remove_dir(void)
 {
-  remove_jobs();
-  unlink(state);
-  unlink(lock);
-  rmdir(dir);
+  empty_dir();
+  if (chdir("/") == 0)
+    rmdir(dir);
+}
+
+/* A word that may name a path outside the fuzzer's directory: any word with
+ * a slash (an absolute path can hide in "--opt=/x" or "-f/x") except the
+ * legacy MIG-GPU-<uuid>/<gi>/<ci> device names, or one climbing out with "..". */
+static int escapes_dir(const char *word)
+{
+  return (strchr(word, '/') && strncmp(word, "MIG-", 4) != 0) || strstr(word, "..") != NULL;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -61,8 +71,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
   }
   snprintf(state, sizeof(state), "%s/emu.json", dir);
-  snprintf(lock, sizeof(lock), "%s.lock", state);
-  snprintf(jobs, sizeof(jobs), "%s.jobs", state);
+  if (chdir(dir) != 0) {
+    perror("fuzz-args: chdir");
+    abort();
+  }
   atexit(remove_dir);
   setenv("GPUSLICE_EMU_STATE", state, 1);
   unsetenv("GPUSLICE_EMULATE");
@@ -93,10 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   int argc = 1, rc;
   size_t start = 0;
 
-  if (runs++ % RESET_EVERY == 0) {
-    unlink(state);
-    remove_jobs();
-  }
+  if (runs++ % RESET_EVERY == 0)
+    empty_dir();
   if (!(copy = malloc(size + 1)))
     return 0;
   memcpy(copy, data, size);
@@ -110,14 +120,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     start = i + 1;
   }
   argv[argc] = NULL;
-  /* --emu-state and --jobs-dir would let an input write files anywhere; the
-   * state file and the jobs directory beside it are ours. (Only that exact
-   * word is a global option: see take_globals.) */
-  /* Verbs that serve until SIGTERM never end by design (their request path
-   * has its own target, fuzz-http). */
+  /* An input may name files (--jobs-dir, --emu-state, bench's CSV, a log
+   * directory): only inside the working directory, which is ours. Verbs that
+   * serve until SIGTERM never end by design (their request path has its own
+   * target, fuzz-http). */
   for (int i = 1; i < argc; i++)
-    if (strncmp(argv[i], "--emu-state", 11) == 0 ||
-        strncmp(argv[i], "--job", 5) == 0) { /* getopt takes any prefix of --jobs-dir */
+    if (escapes_dir(argv[i])) {
       free(copy);
       return -1; /* not added to the corpus */
     }
