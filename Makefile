@@ -1,6 +1,6 @@
 # Makefile: the entry points a person types. CMake does the building.
 #   make demo   build, then run the MIG inference study on an emulated A100-SXM4-40GB
-#               (scripts/demo.sh; the lifecycle walk is scripts/demo-lifecycle.sh)
+#               (scripts/demo.sh, opening with the lifecycle walk of scripts/demo-lifecycle.sh)
 #   make check  every test: a short fuzz run, the ASan+UBSan build, the
 #               ThreadSanitizer run of the threaded tests, then the plain
 #               build (its ctest summary is the last line)

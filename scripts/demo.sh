@@ -8,8 +8,9 @@
 # throughput and p90 tables and chart them (Figures 4-6: throughput and
 # latency vs concurrency, the 50 ms budget line); kill one worker under load
 # and compare its neighbours' p90; run the autoscaler under rising then
-# falling load and chart slices and p90 over time. The MIG lifecycle walk of
-# the earlier demo is scripts/demo-lifecycle.sh.
+# falling load and chart slices and p90 over time. It opens with the MIG
+# lifecycle of NVIDIA's walkthrough (scripts/demo-lifecycle.sh: enable MIG,
+# profiles, 7 GIs and their CIs, MIG devices with UUIDs, destroy, disable).
 #
 # Environment (the smoke test shortens it): DEMO_OUT (output folder),
 # DEMO_SLICES ("1 2 3 4 5 6 7"), DEMO_CONC (bench --concurrency-range,
@@ -95,6 +96,9 @@ echo "  (no NVIDIA driver or GPU is used; inference times are modelled by gpusli
 echo "   slowed down x$tscale so two CPU cores can drive seven slices: divide throughputs"
 echo "   by nothing, but read them as the model's at 1/$tscale speed)"
 echo "  outputs: $out"
+
+say "0. the MIG lifecycle of NVIDIA's A100 walkthrough, step by step (emulated GPU; also in lifecycle.txt)"
+GPUSLICE="$gpuslice" "$src/scripts/demo-lifecycle.sh" | tee "$out/lifecycle.txt"
 
 say "1. partition: 7x 1g.5gb (gpuslice apply, emulated GPU)"
 "$gpuslice" -q emu reset --emulate a100-40gb >/dev/null

@@ -38,6 +38,11 @@ for f in figures-4-5-6.svg tables.txt isolation.txt full-gpu.csv timeshare-7.csv
   [ -s "$out/$f" ] && { echo "ok: $f written"; pass=$((pass + 1)); } ||
     { echo "FAIL: $f missing"; fail=$((fail + 1)); }
 done
+# The demo opens with the lifecycle walk, step for step the golden transcript.
+if sed -E '/^Emulated machine reset to /s#\(state: /[^)]*\)#(state: STATE)#' "$out/lifecycle.txt" |
+  diff -q - "$src/tests/cli/walkthrough.expected" >/dev/null; then
+  echo "ok: lifecycle.txt is the walkthrough transcript"; pass=$((pass + 1))
+else echo "FAIL: lifecycle.txt differs from tests/cli/walkthrough.expected"; fail=$((fail + 1)); fi
 
 # Throughput grows with slices: at 21 clients, 3 slices > 1.5x one, 7 > 1.5x 3.
 t1=$(col "$out/mig-1-slices.csv" Inferences/Second 21)
