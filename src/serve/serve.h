@@ -137,10 +137,6 @@ typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
 void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
                            gs_http_drain_fn *drain_fn);
 void gs_http_bind(struct gs_http_conn *conn, void *user);
-/* Servers on several threads sharing one max_conns: count points at their
- * common count of connections (changed with atomic operations). Set before
- * the first connection. */
-void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count);
 /* Stops (true) or resumes reading the connection: backpressure. An answer's
  * end resumes it. */
 void gs_http_pause(struct gs_http_conn *conn, bool paused);
