@@ -107,19 +107,27 @@ static void make_instance(struct env *e, struct gs_mig_device *dev)
   *dev = devs[0];
 }
 
-static void test_profile_not_on_gpu(void **state)
+/* gs_scale_new, which must fail: its code, *out left NULL. */
+static int scale_new_fails(struct env *e, const char *profile, struct gs_err *err)
 {
   struct gs_scale_config cfg = {.percentile = 90, .budget_us = 50000};
-  struct gs_scale_target t;
+  struct gs_scale_target t = target(e, profile);
   struct gs_scale *s = NULL;
+  int rc;
+  gs_scale_config_defaults(&cfg);
+  rc = gs_scale_new(err, e->loop, &cfg, &t, &s);
+  assert_int_not_equal(rc, 0);
+  assert_null(s);
+  return rc;
+}
+
+static void test_profile_not_on_gpu(void **state)
+{
   struct gs_err err = {0};
   struct env e;
   (void)state;
   env_init(&e);
-  gs_scale_config_defaults(&cfg);
-  t = target(&e, "7g.80gb");
-  assert_int_equal(gs_scale_new(&err, e.loop, &cfg, &t, &s), GS_E_INVALID_ARGUMENT);
-  assert_null(s);
+  assert_int_equal(scale_new_fails(&e, "7g.80gb", &err), GS_E_INVALID_ARGUMENT);
   assert_non_null(strstr(err.msg, "--grow-profile 7g.80gb: not a MIG profile of GPU 0"));
   assert_non_null(strstr(err.msg, "gpuslice gi profiles"));
   env_free(&e);
@@ -127,18 +135,12 @@ static void test_profile_not_on_gpu(void **state)
 
 static void test_gpu_not_there(void **state)
 {
-  struct gs_scale_config cfg = {.percentile = 90, .budget_us = 50000};
-  struct gs_scale_target t;
-  struct gs_scale *s = NULL;
   struct gs_err err = {0};
   struct env e;
   (void)state;
   env_init(&e);
-  gs_scale_config_defaults(&cfg);
   e.gpus[0] = 3;
-  t = target(&e, "1g.5gb");
-  assert_int_not_equal(gs_scale_new(&err, e.loop, &cfg, &t, &s), 0);
-  assert_null(s);
+  scale_new_fails(&e, "1g.5gb", &err);
   assert_true(err.msg[0] != 0);
   env_free(&e);
 }
@@ -147,25 +149,19 @@ static void test_gpu_not_there(void **state)
  * start fails with a message naming the file, and what was adopted goes. */
 static void test_state_unwritable_after_adoption(void **state)
 {
-  struct gs_scale_config cfg = {.percentile = 90, .budget_us = 50000};
   struct gs_mig_device dev;
-  struct gs_scale_target t;
-  struct gs_scale *s = NULL;
   struct gs_err err = {0};
   struct env e;
   FILE *f;
   (void)state;
   env_init(&e);
-  gs_scale_config_defaults(&cfg);
   make_instance(&e, &dev);
   assert_non_null(f = fopen(e.state, "w"));
   fprintf(f, "{\"profile\": \"1g.5gb\", \"instances\": [{\"gpu\": 0, \"gi\": %u, \"ci\": %u, "
              "\"uuid\": \"%s\"}]}\n", dev.gi, dev.ci, dev.uuid);
   fclose(f);
   assert_int_equal(mkdir(e.blocker, 0755), 0);
-  t = target(&e, "1g.5gb");
-  assert_int_equal(gs_scale_new(&err, e.loop, &cfg, &t, &s), GS_E_IO);
-  assert_null(s);
+  assert_int_equal(scale_new_fails(&e, "1g.5gb", &err), GS_E_IO);
   assert_non_null(strstr(err.msg, "cannot write its state file"));
   assert_non_null(strstr(err.msg, e.state));
   assert_non_null(strstr(err.msg, "--scale-state"));
