@@ -332,21 +332,25 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
       {"json", no_argument, NULL, 'J'},
       {"id", required_argument, NULL, 'i'},
   };
-  char shorts[96] = ":hi:J";
-  unsigned n = 3;
+  char shorts[96] = ":hJi:";
+  /* a verb that owns -i has it from its own table (opts[2] is overwritten) */
+  unsigned base = c->verb_owns_i ? 2 : 3, n = base;
   int ch, rc;
+  if (c->verb_owns_i)
+    shorts[3] = 0;
   /* An extra option whose value is a letter is also that short option
    * (apply's -f and -c, as nvidia-mig-parted spells them). */
-  for (; extra && extra[n - 3].name && n + 1 < GS_NITEMS(opts); n++) {
-    int v = extra[n - 3].val;
-    opts[n] = extra[n - 3];
+  for (; extra && extra[n - base].name && n + 1 < GS_NITEMS(opts); n++) {
+    int v = extra[n - base].val;
+    opts[n] = extra[n - base];
     if (isalpha(v) && !strchr(shorts, v) && strlen(shorts) + 3 < sizeof(shorts)) {
       size_t len = strlen(shorts);
       shorts[len] = (char)v;
-      shorts[len + 1] = extra[n - 3].has_arg == required_argument ? ':' : 0;
+      shorts[len + 1] = extra[n - base].has_arg == required_argument ? ':' : 0;
       shorts[len + 2] = 0;
     }
   }
+  opts[n] = (struct option){0};
   optind = 0; /* 0, not 1: glibc then resets all of its scanning state */
   opterr = 0;
   while ((ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
@@ -357,9 +361,6 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
     case 'J':
       c->json = true;
       break;
-    case 'i':
-      c->gpus = optarg;
-      break;
     case '?': /* a short option in a cluster is not argv[optind - 1]: name it by optopt */
       if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
         return -cli_usage("-%c: unknown option; usage: %s", optopt, usage);
@@ -367,6 +368,10 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
     case ':':
       return -cli_usage("%s: missing value; usage: %s", argv[optind - 1], usage);
     default:
+      if (ch == 'i' && !c->verb_owns_i) {
+        c->gpus = optarg;
+        break;
+      }
       if (!on_extra)
         return -cli_usage("%s: not an option of this command; usage: %s", argv[optind - 1], usage);
       if ((rc = on_extra(c, ch, optarg, arg)) != 0)

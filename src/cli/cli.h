@@ -25,6 +25,9 @@ struct cli {
   bool quiet;                  /* no "using emulated GPUs" notice */
   bool json;                   /* --json: machine-readable output */
   const char *gpus;            /* -i value, NULL = all */
+  bool verb_owns_i;            /* set by a verb before cli_getopt: -i is one of its own
+                                * options (bench's -i http|grpc, as perf_analyzer spells
+                                * it), not the GPU selection; --id is then unknown */
 };
 
 /* Runs one gpuslice command line; returns the exit status. */

@@ -17,10 +17,10 @@
 #define MAX_HEADERS 32
 
 enum { O_URL = 'u', O_MODEL = 'm', O_BATCH = 'b', O_CSV = 'f', O_INTERVAL = 'p',
-       O_STABILITY = 's', O_TRIALS = 'r', O_HEADER = 'H',
+       O_STABILITY = 's', O_TRIALS = 'r', O_HEADER = 'H', O_PROTO = 'i',
        O_CONC = 1000, O_RATE, O_DIST, O_INPUT, O_SHAPE, O_IN_FMT, O_OUT_FMT, O_PATH, O_METHOD,
        O_BODY, O_THREADS, O_CONNS, O_MODE, O_COUNT, O_PCT, O_TIMEOUT, O_BACKLOG, O_METRICS,
-       O_NO_METRICS, O_SEED, O_STREAMS, O_GRPC_URL, O_PROTO };
+       O_NO_METRICS, O_SEED, O_STREAMS, O_GRPC_URL };
 
 struct bench_opts {
   const char *url, *model, *csv, *input, *path, *method, *body, *metrics, *grpc_url;
@@ -86,8 +86,8 @@ static int format(const char *value, const char *what, bool *json)
   return 0;
 }
 
-/* -i http|grpc (perf_analyzer's spelling; cli.c reads -i as GPU ids, which
- * bench has none of, so run_bench passes it on) or --protocol. */
+/* -i http|grpc (perf_analyzer's spelling: bench owns -i, see run_bench) or
+ * --protocol. */
 static int protocol(const char *v, struct gs_bench_config *g)
 {
   if (strcmp(v, "http") != 0 && strcmp(v, "grpc") != 0)
@@ -514,11 +514,12 @@ static int run_bench(struct cli *c, int argc, char **argv)
   int rc, first;
   if (argc > 1 && strcmp(argv[1], "plot") == 0)
     return run_plot(c, argc - 1, argv + 1);
+  c->verb_owns_i = true; /* bench selects no GPU: -i is the protocol */
   if ((first = cli_getopt(c, argc, argv, usage, bench_extra, on_bench_opt, &o)) <= 0)
     return -first;
   if (first < argc)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((c->gpus && (rc = protocol(c->gpus, &o.cfg)) != 0) || (rc = check_opts(&o, usage)) != 0)
+  if ((rc = check_opts(&o, usage)) != 0)
     return rc;
   if (gs_bench_url_parse(&err, o.url, &o.cfg.url) != 0)
     return bench_fail(&err);

@@ -1,22 +1,15 @@
-/* cmd_serve.c: `gpuslice serve`: one worker per MIG device of the selected
- * GPUs (the supervisor) behind the load balancer (the proxy) and its admin
- * API, all on one event loop; options from the command line over a serve
- * file; SIGTERM or SIGINT drains (stop accepting, finish what is under way
- * within a bound, stop the workers) and exits 0; SIGHUP re-reads the file
- * and the backend's MIG devices and tells the supervisor and the proxy what
- * changed. The work itself is the serve layer's. */
+/* cmd_serve.c: `gpuslice serve`: options from the command line over a serve
+ * file, the MIG devices of the selected GPUs as the workers' slots, then
+ * gs_serve_run (src/serve/server.c: the supervisor, the proxy, its admin API
+ * and the autoscaler on one loop; the drain; the device diff on SIGHUP).
+ * On SIGHUP this file re-reads the serve file and lists the devices again. */
 #include "cli/cli.h"
 #include "serve/serve.h"
 
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
-
-#define LOOP_FDS 65536
 
 struct serve_opts {
   const char *listen, *grpc_listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
@@ -32,22 +25,12 @@ struct serve_opts {
   const char *grow_profile, *scale_state;
 };
 
-struct serve_run {
-  struct gs_loop *loop;
-  struct gs_proxy *proxy;
-  struct gs_super *super;
-  struct gs_proxy_admin_server *admin;
-  struct gs_proxy_grpc *grpc;
-  struct gs_scale *scale;
-  struct cli *c;     /* for the reload: the backend and -i */
+/* What a SIGHUP re-reads (gs_serve_config.on_reload). */
+struct serve_reload {
+  struct cli *c;     /* the backend and -i */
   struct serve_opts *o;
   struct gs_serve_file **files; /* the serve file as read at start and at each reload */
   size_t nfiles;
-  unsigned replicas;
-  bool *retiring;    /* by worker: drained for a reload, retired once idle */
-  size_t nretiring;
-  uint64_t drain_ms, drain_until, retire_until, retire_timer;
-  bool draining;
 };
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
@@ -158,8 +141,6 @@ static const struct option serve_extra[] = {
     {0},
 };
 
-/* One slot per MIG device (times replicas) of the selected GPUs; the
- * strings live in devs, which the caller keeps. Returns the count or -exit. */
 /* The MIG devices of the selected GPUs, in GPU then device order; the count
  * (0 included) or -exit. devs holds GS_BACKEND_MAX_GPUS * MAX_MIG_DEVICES. */
 static int list_devices(struct cli *c, struct gs_mig_device *devs)
@@ -283,184 +264,6 @@ static int admin_token(struct serve_opts *o, char **buf)
   return 0;
 }
 
-static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
-{
-  struct serve_run *run = ctx;
-  struct gs_super_info info;
-  if (gs_super_info(s, w, &info) != 0)
-    return;
-  gs_proxy_worker_set(run->proxy, w, info.port, ready);
-  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, info.profile, info.uuid,
-         info.port, ready ? "joined" : "left",
-         gs_super_state_name(info.state));
-  fflush(stdout);
-}
-
-static void scale_metrics(void *ctx, FILE *f)
-{
-  struct serve_run *run = ctx;
-  if (run->scale)
-    gs_scale_metrics(run->scale, f);
-}
-
-/* The autoscaler on the selected GPUs, when --latency-budget was given. */
-static int start_scale(struct serve_run *run, struct gs_err *err)
-{
-  struct serve_opts *o = run->o;
-  struct gs_scale_target t = {.profile = o->grow_profile ? o->grow_profile : "1g.5gb",
-                              .super = run->super, .proxy = run->proxy};
-  unsigned gpus[GS_BACKEND_MAX_GPUS];
-  char *state = NULL;
-  int n, rc;
-  if (!o->scale.budget_us)
-    return 0;
-  if ((n = cli_select_gpus(run->c, gpus)) < 0 || cli_backend(run->c, &t.backend) != 0)
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the autoscaler cannot open the GPUs");
-  t.gpus = gpus;
-  t.ngpus = (size_t)n;
-  if (!o->scale_state && !(state = gs_scale_default_state(t.backend)))
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
-  t.state_path = o->scale_state ? o->scale_state : state;
-  rc = gs_scale_new(err, run->loop, &o->scale, &t, &run->scale);
-  if (!rc && run->admin)
-    gs_proxy_admin_set_scale(run->admin, run->scale);
-  if (!rc)
-    printf("autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s\n",
-           o->scale.percentile, (double)o->scale.budget_us / 1e3, o->scale.min_slices,
-           o->scale.max_slices ? o->scale.max_slices : 7, t.profile, t.state_path);
-  free(state);
-  return rc;
-}
-
-static void on_eject(void *ctx, size_t w, bool ejected)
-{
-  (void)ctx;
-  printf("worker %zu %s\n", w,
-         ejected ? "ejected from the pool after consecutive failures"
-                 : "back in the pool after its ejection");
-  fflush(stdout);
-}
-
-/* Drain: once nothing is under way (or the bound passed), stop the workers,
- * then the loop once they are reaped. */
-static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
-{
-  struct serve_run *run = data;
-  (void)id;
-  if ((gs_proxy_inflight(run->proxy) || gs_proxy_grpc_inflight(run->grpc)) &&
-      gs_loop_now_us() < run->drain_until)
-    return 20000;
-  gs_super_stop(run->super);
-  if (!gs_super_stopped(run->super))
-    return 20000;
-  gs_loop_stop(loop);
-  return GS_LOOP_TIMER_DONE;
-}
-
-/* ---- SIGHUP: reload the MIG devices ---- */
-
-/* Workers drained for a reload are retired once idle, or when the drain
- * timeout has passed. */
-static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
-{
-  struct serve_run *run = data;
-  bool left = false;
-  (void)loop;
-  (void)id;
-  for (size_t w = 0; w < run->nretiring; w++) {
-    struct gs_proxy_worker_stats st;
-    if (!run->retiring[w] || gs_proxy_worker_stats(run->proxy, w, &st) != 0)
-      continue;
-    if (st.inflight && gs_loop_now_us() < run->retire_until) {
-      left = true;
-      continue;
-    }
-    run->retiring[w] = false;
-    gs_super_retire(run->super, w);
-    printf("worker %zu retired: its device is gone\n", w);
-  }
-  fflush(stdout);
-  if (left)
-    return 20000;
-  run->retire_timer = 0;
-  return GS_LOOP_TIMER_DONE;
-}
-
-static bool has_device(const struct gs_mig_device *devs, int n, const char *uuid)
-{
-  for (int i = 0; i < n; i++)
-    if (strcmp(devs[i].uuid, uuid) == 0)
-      return true;
-  return false;
-}
-
-/* True when a live (not retired, not retiring) worker runs on uuid. */
-static bool has_worker(const struct serve_run *run, const char *uuid)
-{
-  for (size_t w = 0; w < gs_super_count(run->super); w++) {
-    struct gs_super_info info;
-    if (gs_super_info(run->super, w, &info) == 0 && !info.retired &&
-        !(w < run->nretiring && run->retiring[w]) && strcmp(info.uuid, uuid) == 0)
-      return true;
-  }
-  return false;
-}
-
-static bool grow_retiring(struct serve_run *run)
-{
-  size_t n = gs_super_count(run->super);
-  bool *v;
-  if (n <= run->nretiring)
-    return true;
-  if (!(v = realloc(run->retiring, n * sizeof(*v))))
-    return false;
-  memset(v + run->nretiring, 0, (n - run->nretiring) * sizeof(*v));
-  run->retiring = v;
-  run->nretiring = n;
-  return true;
-}
-
-/* Gone devices: their workers drain (no new request) and are retired once
- * idle. New devices: replicas new workers each. The rest is untouched. */
-static void reload_devices(struct serve_run *run, const struct gs_mig_device *devs, int n)
-{
-  unsigned added = 0, gone = 0;
-  struct gs_err err = {0};
-  if (!grow_retiring(run))
-    return;
-  for (size_t w = 0; w < gs_super_count(run->super); w++) {
-    struct gs_super_info info;
-    if (gs_super_info(run->super, w, &info) != 0 || info.retired || run->retiring[w] ||
-        has_device(devs, n, info.uuid))
-      continue;
-    gs_proxy_worker_admin(run->proxy, w, GS_PROXY_DRAINING);
-    run->retiring[w] = true;
-    gone++;
-  }
-  for (int k = 0; k < n; k++) {
-    if (has_worker(run, devs[k].uuid))
-      continue;
-    for (unsigned r = 0; r < run->replicas; r++) {
-      struct gs_super_slot slot = {devs[k].uuid, devs[k].name,
-                                   (unsigned)gs_super_count(run->super)};
-      size_t w, pw;
-      if (gs_proxy_add_worker(run->proxy, &pw) != 0 ||
-          gs_super_add(&err, run->super, &slot, &w) != 0 || w != pw) {
-        fprintf(stderr, "gpuslice serve: reload: cannot add a worker for %s: %s\n",
-                devs[k].uuid, err.msg[0] ? err.msg : "out of memory");
-        break;
-      }
-      added++;
-    }
-  }
-  grow_retiring(run);
-  printf("reload: %d MIG devices, %u workers added, %u devices gone\n", n, added, gone);
-  fflush(stdout);
-  run->retire_until = gs_loop_now_us() + run->drain_ms * 1000;
-  if (gone && !run->retire_timer)
-    run->retire_timer = gs_loop_timer_add(run->loop, 0, on_retire_tick, run);
-}
-
 /* The value of key in f, or NULL. */
 static const char *file_value(const struct gs_serve_file *f, const char *key)
 {
@@ -488,10 +291,10 @@ static bool same_strv(char *const *a, char *const *b)
  * policy, max-inflight, worker-timeout), unless the command line gave them;
  * names the others that changed (they take a restart). 0, or an exit code
  * when a value is bad (then nothing is applied). */
-static int apply_reloaded(struct serve_run *run, const struct gs_serve_file *old,
-                          const struct gs_serve_file *f)
+static int apply_reloaded(struct serve_reload *rl, struct gs_proxy *proxy,
+                          const struct gs_serve_file *old, const struct gs_serve_file *f)
 {
-  struct serve_opts *o = run->o, n = *o;
+  struct serve_opts *o = rl->o, n = *o;
   bool gpus_changed = !o->cli_gpus && !same(file_value(old, "gpus"), file_value(f, "gpus"));
   int rc;
   for (const struct option *x = serve_extra; x->name; x++) {
@@ -504,174 +307,60 @@ static int apply_reloaded(struct serve_run *run, const struct gs_serve_file *old
     }
     if (!now) /* removed: back to the default */
       now = x->val == O_POLICY ? "p2c" : x->val == O_INFLIGHT ? "64" : "30000";
-    if ((rc = on_serve_opt(run->c, x->val, now, &n)) != 0)
+    if ((rc = on_serve_opt(rl->c, x->val, now, &n)) != 0)
       return rc;
   }
   if (!same_strv(old ? old->command : NULL, f->command) ||
       !same_strv(old ? old->env : NULL, f->env))
     printf("reload: command or env changed in %s; they take a restart\n", o->file);
   *o = n;
-  gs_proxy_reconfigure(run->proxy, o->policy, o->max_inflight, o->worker_timeout_ms);
+  gs_proxy_reconfigure(proxy, o->policy, o->max_inflight, o->worker_timeout_ms);
   if (gpus_changed)
-    run->c->gpus = file_value(f, "gpus");
+    rl->c->gpus = file_value(f, "gpus");
   return 0;
 }
 
 /* Re-reads the serve file; on any error everything stays as it was. */
-static void reload_file(struct serve_run *run)
+static void reload_file(struct serve_reload *rl, struct gs_proxy *proxy)
 {
   struct gs_serve_file *f = NULL, **more;
   struct gs_err err = {0};
   char *text = NULL;
   size_t len;
-  if (gs_file_read(&err, run->o->file, 1 << 20, &text, &len) != 0 ||
-      gs_serve_file_parse(&err, run->o->file, text, len, &f) != 0) {
+  if (gs_file_read(&err, rl->o->file, 1 << 20, &text, &len) != 0 ||
+      gs_serve_file_parse(&err, rl->o->file, text, len, &f) != 0) {
     free(text);
     fprintf(stderr, "gpuslice serve: reload: %s; the file's options stay as they were\n", err.msg);
     return;
   }
   free(text);
   /* Kept to the end: the options point into the files they came from. */
-  if (!(more = realloc(run->files, (run->nfiles + 1) * sizeof(*more)))) {
+  if (!(more = realloc(rl->files, (rl->nfiles + 1) * sizeof(*more)))) {
     gs_serve_file_free(f);
     return;
   }
-  run->files = more;
-  if (apply_reloaded(run, run->nfiles ? run->files[run->nfiles - 1] : NULL, f) != 0) {
+  rl->files = more;
+  if (apply_reloaded(rl, proxy, rl->nfiles ? rl->files[rl->nfiles - 1] : NULL, f) != 0) {
     fprintf(stderr, "gpuslice serve: reload: %s: a bad value; the file's options stay as they "
-                    "were\n", run->o->file);
+                    "were\n", rl->o->file);
     gs_serve_file_free(f);
     return;
   }
-  run->files[run->nfiles++] = f;
+  rl->files[rl->nfiles++] = f;
 }
 
-static void reload(struct serve_run *run)
+/* SIGHUP (gs_serve_config.on_reload): the file, then the devices of the
+ * GPUs it may have changed. */
+static int on_reload(void *ctx, struct gs_proxy *proxy, struct gs_mig_device *devs)
 {
-  struct gs_mig_device *devs =
-      calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
-  const char *gpus = run->c->gpus;
+  struct serve_reload *rl = ctx;
+  const char *gpus = rl->c->gpus;
   int n;
-  if (run->o->file)
-    reload_file(run);
-  n = devs ? list_devices(run->c, devs) : -GS_EXIT_FAILED;
-  if (n < 0) {
-    run->c->gpus = gpus; /* a bad new -i from the file: keep the old one */
-    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; they stay as they "
-                    "were\n");
-  }
-  else
-    reload_devices(run, devs, n);
-  free(devs);
-}
-
-static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
-{
-  struct serve_run *run = data;
-  struct signalfd_siginfo si;
-  (void)mask;
-  if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si) || run->draining)
-    return;
-  if (si.ssi_signo == SIGHUP) {
-    reload(run);
-    return;
-  }
-  run->draining = true;
-  run->drain_until = gs_loop_now_us() + run->drain_ms * 1000;
-  fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
-          strsignal((int)si.ssi_signo), gs_proxy_inflight(run->proxy));
-  gs_proxy_drain(run->proxy);
-  gs_proxy_grpc_drain(run->grpc);
-  gs_loop_timer_add(loop, 0, on_drain_tick, run);
-}
-
-/* Client connections, upstream ones and workers' pipes need fds: the soft
- * limit (often 1024) goes up to the hard one, as far as the loop can use. */
-static void raise_nofile(void)
-{
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= LOOP_FDS)
-    return;
-  rl.rlim_cur = rl.rlim_max < LOOP_FDS ? rl.rlim_max : LOOP_FDS;
-  setrlimit(RLIMIT_NOFILE, &rl);
-}
-
-static int serve_loop(struct serve_opts *o, const struct gs_super_config *sc, size_t nslots,
-                      struct serve_run *run, struct gs_err *err)
-{
-  struct gs_proxy_config pc = {.nworkers = nslots, .policy = o->policy,
-                               .max_inflight = o->max_inflight,
-                               .worker_timeout_ms = o->worker_timeout_ms, .on_eject = on_eject,
-                               .threads = o->threads, .metrics_more = scale_metrics};
-  struct gs_super_config scfg = *sc;
-  sigset_t sigs, old;
-  int sfd = -1, lfd = -1, rc;
-  unsigned port = 0, aport = 0, gport = 0;
-  gs_http_limits_default(&pc.limits);
-  if (o->max_conns)
-    pc.limits.max_conns = o->max_conns;
-  raise_nofile();
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGHUP);
-  sigprocmask(SIG_BLOCK, &sigs, &old);
-  scfg.ctx = run;
-  pc.ctx = run;
-  if ((rc = gs_loop_new(err, LOOP_FDS, &run->loop)) != 0 ||
-      (rc = gs_super_new(err, run->loop, &scfg, &run->super)) != 0)
-    goto out;
-  pc.super = run->super;
-  if ((rc = gs_proxy_new(err, run->loop, &pc, &run->proxy)) != 0 ||
-      (rc = gs_serve_listen(err, o->listen, 4096, &lfd, &port)) != 0 ||
-      (rc = gs_proxy_listen_fd(err, run->proxy, lfd)) != 0)
-    goto out;
-  lfd = -1; /* the proxy's now */
-  if (o->grpc_listen &&
-      ((rc = gs_serve_listen(err, o->grpc_listen, 4096, &lfd, &gport)) != 0 ||
-       (rc = gs_proxy_grpc_new(err, run->loop, run->proxy, run->super, lfd, &run->grpc)) != 0))
-    goto out;
-  lfd = -1;
-  if (strcmp(o->admin_listen, "off") != 0) {
-    if ((rc = gs_serve_listen(err, o->admin_listen, 64, &lfd, &aport)) != 0 ||
-        (rc = gs_proxy_admin_new(err, run->loop, run->proxy, run->super, o->admin_token, lfd,
-                                 &run->admin)) != 0)
-      goto out;
-    lfd = -1;
-  }
-  if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-    rc = gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM, SIGINT and SIGHUP");
-    goto out;
-  }
-  if ((rc = gs_loop_add(err, run->loop, sfd, GS_LOOP_READABLE, on_signal, run)) != 0 ||
-      (rc = gs_super_start(err, run->super)) != 0 || (rc = start_scale(run, err)) != 0)
-    goto out;
-  printf("listening on %.*s:%u, %zu workers starting\n", (int)(strrchr(o->listen, ':') - o->listen),
-         o->listen, port, nslots);
-  if (run->grpc)
-    printf("grpc on %.*s:%u\n", (int)(strrchr(o->grpc_listen, ':') - o->grpc_listen),
-           o->grpc_listen, gport);
-  if (run->admin)
-    printf("admin on %.*s:%u\n", (int)(strrchr(o->admin_listen, ':') - o->admin_listen),
-           o->admin_listen, aport);
-  fflush(stdout);
-  rc = gs_loop_run(run->loop);
-  if (rc == 0)
-    fprintf(stderr, "gpuslice serve: stopped\n");
-out:
-  if (lfd >= 0)
-    close(lfd);
-  /* The supervisor first: freeing it may still report workers leaving. */
-  gs_super_free(run->super);
-  gs_proxy_admin_free(run->admin);
-  gs_proxy_grpc_free(run->grpc);
-  gs_proxy_free(run->proxy); /* no thread reads the autoscaler's metrics any more */
-  gs_scale_free(run->scale); /* its workers are reaped: its instances go */
-  if (sfd >= 0)
-    gs_loop_close_fd(run->loop, sfd);
-  gs_loop_free(run->loop);
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  return rc;
+  if (rl->o->file)
+    reload_file(rl, proxy);
+  if ((n = list_devices(rl->c, devs)) < 0)
+    rl->c->gpus = gpus; /* a bad new -i from the file: keep the old one */
+  return n < 0 ? -1 : n;
 }
 
 /* Defaults of the options neither the command line nor the file gave. */
@@ -722,22 +411,63 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
                      "usage: %s", usage);
   if (!o->replicas || o->replicas > 64)
     return cli_usage("--replicas %u: expected 1 to 64", o->replicas);
-  if (o->max_conns > LOOP_FDS - 4096)
-    return cli_usage("--max-conns %u: at most %d", o->max_conns, LOOP_FDS - 4096);
+  if (o->max_conns > GS_SERVE_LOOP_FDS - 4096)
+    return cli_usage("--max-conns %u: at most %d", o->max_conns, GS_SERVE_LOOP_FDS - 4096);
   if (!o->threads || o->threads > 64)
     return cli_usage("--threads %u: expected 1 to 64", o->threads);
   return admin_token(o, token_buf);
 }
 
+/* The autoscaler's GPUs (the selected ones) and backend; 0 or an exit code. */
+static int scale_target(struct cli *c, const struct serve_opts *o, unsigned *gpus,
+                        struct gs_scale_target *t)
+{
+  struct gs_backend *b;
+  int n, rc;
+  if (!o->scale.budget_us)
+    return 0;
+  if ((n = cli_select_gpus(c, gpus)) < 0)
+    return -n;
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  *t = (struct gs_scale_target){.backend = b, .gpus = gpus, .ngpus = (size_t)n,
+                                .profile = o->grow_profile, .state_path = o->scale_state};
+  return 0;
+}
+
+/* What the serve layer runs, from the options and the slots. */
+static void serve_config(const struct serve_opts *o, struct gs_serve_config *sc)
+{
+  sc->listen = o->listen;
+  sc->grpc_listen = o->grpc_listen;
+  sc->admin_listen = strcmp(o->admin_listen, "off") != 0 ? o->admin_listen : NULL;
+  sc->admin_token = o->admin_token;
+  sc->super.log_dir = o->log_dir;
+  sc->super.port_base = o->port_base;
+  sc->super.ephemeral_ports = o->ephemeral;
+  sc->super.ready_path = o->ready_path;
+  sc->proxy.policy = o->policy;
+  sc->proxy.max_inflight = o->max_inflight;
+  sc->proxy.worker_timeout_ms = o->worker_timeout_ms;
+  sc->proxy.threads = o->threads;
+  gs_http_limits_default(&sc->proxy.limits);
+  if (o->max_conns)
+    sc->proxy.limits.max_conns = o->max_conns;
+  sc->replicas = o->replicas;
+  sc->drain_ms = o->drain_ms;
+  sc->scale = o->scale;
+}
+
 static int run_serve(struct cli *c, int argc, char **argv)
 {
   struct serve_opts o = {0};
-  struct gs_super_config sc = {0};
-  struct serve_run run = {0};
+  struct gs_serve_config sc = {0};
+  struct serve_reload rl = {.c = c, .o = &o};
   struct gs_serve_file *file = NULL;
   struct gs_mig_device *devs = NULL;
   struct gs_super_slot *slots = NULL;
   const char *const *cmd = NULL;
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
   char *token_buf = NULL;
   int n, rc;
@@ -754,31 +484,26 @@ static int run_serve(struct cli *c, int argc, char **argv)
     rc = -n;
     goto out;
   }
-  sc.slots = slots;
-  sc.nslots = (size_t)n;
-  sc.argv = cmd;
-  sc.log_dir = o.log_dir;
-  sc.port_base = o.port_base;
-  sc.ephemeral_ports = o.ephemeral;
-  sc.ready_path = o.ready_path;
-  sc.on_ready = on_ready;
-  run.c = c;
-  run.o = &o;
-  run.replicas = o.replicas;
-  if (file && (run.files = calloc(1, sizeof(*run.files))) != NULL) {
-    run.files[run.nfiles++] = file;
-    file = NULL; /* run.files owns it now */
+  if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0)
+    goto out;
+  serve_config(&o, &sc);
+  sc.super.slots = slots;
+  sc.super.nslots = (size_t)n;
+  sc.super.argv = cmd;
+  sc.on_reload = on_reload;
+  sc.ctx = &rl;
+  if (file && (rl.files = calloc(1, sizeof(*rl.files))) != NULL) {
+    rl.files[rl.nfiles++] = file;
+    file = NULL; /* rl.files owns it now */
   }
-  run.drain_ms = o.drain_ms;
-  rc = serve_loop(&o, &sc, (size_t)n, &run, &err) ? cli_fail(&err) : GS_EXIT_OK;
+  rc = gs_serve_run(&err, &sc) ? cli_fail(&err) : GS_EXIT_OK;
 out:
   free(devs);
   free(slots);
   free(token_buf);
-  free(run.retiring);
-  for (size_t i = 0; i < run.nfiles; i++)
-    gs_serve_file_free(run.files[i]);
-  free(run.files);
+  for (size_t i = 0; i < rl.nfiles; i++)
+    gs_serve_file_free(rl.files[i]);
+  free(rl.files);
   gs_serve_file_free(file);
   return rc;
 }

@@ -38,6 +38,7 @@ struct gs_scale {
   size_t nown;
   uint64_t timer, grows, shrinks, no_capacity_total;
   bool no_capacity;
+  bool unsaved; /* the state file could not be written: grows wait for a cool-down */
   struct gs_scale_decision last;
   /* /metrics may be answered on any proxy thread: they read this copy,
    * rendered on the loop's thread at every tick, never the live state */
@@ -60,9 +61,11 @@ static unsigned long long proc_start(int pid)
   return start;
 }
 
-static int save(struct gs_scale *s)
+/* Writes the state file; on failure fills err, or says so on stderr when err
+ * is NULL (the record is then as of the last write that worked). */
+static int save(struct gs_scale *s, struct gs_err *err)
 {
-  struct gs_err err = {0};
+  struct gs_err e = {0};
   json_t *arr = json_array(), *root = json_pack("{s:s, s:o}", "profile", s->profile,
                                                 "instances", arr);
   char *text;
@@ -77,12 +80,16 @@ static int save(struct gs_scale *s)
   }
   text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
   json_decref(root);
-  if (!text)
-    return GS_E_NO_MEMORY;
-  rc = gs_file_write_atomic(&err, s->state_path, text, strlen(text));
+  rc = text ? gs_file_write_atomic(&e, s->state_path, text, strlen(text))
+            : gs_err_set(&e, GS_E_NO_MEMORY, "out of memory");
   free(text);
-  if (rc)
-    fprintf(stderr, "gpuslice serve: autoscale: cannot write %s: %s\n", s->state_path, err.msg);
+  if (!rc)
+    s->unsaved = false;
+  else if (err)
+    gs_err_set(err, rc, "autoscale: cannot write its state file %s (%s); give --scale-state "
+               "a file in a writable directory", s->state_path, e.msg);
+  else
+    fprintf(stderr, "gpuslice serve: autoscale: cannot write %s: %s\n", s->state_path, e.msg);
   return rc;
 }
 
@@ -171,6 +178,19 @@ static void no_capacity(struct gs_scale *s, const char *why)
   fflush(stdout);
 }
 
+/* An instance whose record cannot be written would outlive a crash of serve
+ * unknown to the next one: it goes again, and grows wait for a cool-down
+ * (said once until a write works). */
+static void unrecorded(struct gs_scale *s, const struct own *o, const struct gs_err *err)
+{
+  if (!s->unsaved)
+    fprintf(stderr, "gpuslice serve: %s; GPU %u GI %u CI %u destroyed again, grows retried "
+                    "after each cool-down\n", err->msg, o->gpu, o->gi, o->ci);
+  s->unsaved = true;
+  destroy(s, o);
+  s->nown--;
+}
+
 static void grow(struct gs_scale *s)
 {
   struct gs_backend *b = s->t.backend;
@@ -205,12 +225,16 @@ static void grow(struct gs_scale *s)
     }
     *o = (struct own){.gpu = s->gpus[g], .gi = gi.id, .ci = ci.id, .st = OWN_STARTING};
     snprintf(o->uuid, sizeof(o->uuid), "%s", dev.uuid);
-    save(s); /* before the worker: a crash from here on leaves a record */
+    /* before the worker: a crash from here on leaves a record */
+    if (save(s, &err) != 0) {
+      unrecorded(s, o, &err);
+      return;
+    }
     if (start_worker(&err, s, o, dev.name) != 0) {
       fprintf(stderr, "gpuslice serve: autoscale: %s\n", err.msg);
       destroy(s, o);
       s->nown--;
-      save(s);
+      save(s, NULL);
       return;
     }
     s->no_capacity = false;
@@ -274,14 +298,14 @@ static void advance(struct gs_scale *s, uint64_t now)
       o->st = OWN_SERVING;
       o->pid = info.pid;
       o->pid_start = proc_start(info.pid);
-      save(s);
+      save(s, NULL);
       gs_scale_policy_event(&s->pol, now);
       printf("autoscale: worker %zu on %s ready\n", o->w, o->uuid);
     }
     else if (o->st == OWN_SERVING && info.pid && info.pid != o->pid) {
       o->pid = info.pid; /* restarted by the supervisor */
       o->pid_start = proc_start(info.pid);
-      save(s);
+      save(s, NULL);
     }
     else if (o->st == OWN_DRAINING && gs_proxy_worker_stats(s->t.proxy, o->w, &st) == 0 &&
              (!st.inflight || now >= o->until_us)) {
@@ -293,7 +317,7 @@ static void advance(struct gs_scale *s, uint64_t now)
       printf("autoscale: worker %zu stopped, GPU %u GI %u CI %u destroyed\n", o->w, o->gpu,
              o->gi, o->ci);
       own_remove(s, i);
-      save(s);
+      save(s, NULL);
       s->no_capacity = false;
       gs_scale_policy_event(&s->pol, now);
       continue;
@@ -321,7 +345,7 @@ static int64_t tick(struct gs_scale *s)
     d->action = GS_SCALE_HOLD; /* only others' slices are left to shrink */
     d->why = "nothing of its own to shrink";
   }
-  if (d->action == GS_SCALE_GROW && s->no_capacity &&
+  if (d->action == GS_SCALE_GROW && (s->no_capacity || s->unsaved) &&
       now < s->pol.last_event_us + s->pol.cfg.cooldown_us)
     return (int64_t)s->pol.cfg.tick_us; /* asked again only after a cool-down */
   if (d->action != GS_SCALE_HOLD) {
@@ -404,7 +428,7 @@ static int adopt(struct gs_err *err, struct gs_scale *s)
   }
   json_decref(root);
   fflush(stdout);
-  return rc ? rc : save(s);
+  return rc ? rc : save(s, err);
 }
 
 int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
@@ -535,7 +559,7 @@ void gs_scale_free(struct gs_scale *s)
     printf("autoscale: released %zu own instances\n", s->nown);
     fflush(stdout);
     s->nown = 0;
-    save(s);
+    save(s, NULL);
   }
   free(s->own);
   free(s->gpus);

@@ -573,9 +573,13 @@ int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy 
   g->loop = loop;
   g->p = p;
   g->super = super;
-  if ((rc = gs_h2_server_new(err, loop, gs__proxy_config(p)->limits.max_conns, handle, g,
-                             &g->h2)) != 0 ||
-      (rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
+  if ((rc = gs_h2_server_new(err, loop, 0, handle, g, &g->h2)) != 0) {
+    gs_proxy_grpc_free(g);
+    return rc;
+  }
+  /* --max-conns counts gRPC and HTTP clients together */
+  gs__h2_server_share_conns(g->h2, gs__proxy_conns(p));
+  if ((rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
     gs_proxy_grpc_free(g);
     return rc;
   }

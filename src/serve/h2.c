@@ -8,8 +8,6 @@
 #include "serve/internal.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <nghttp2/nghttp2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +29,7 @@ struct gs_h2_server {
   gs_h2_handler_fn *fn;
   void *ctx;
   int listen_fd;
-  unsigned max_conns, nconns;
+  struct gs__conns own, *limit; /* limit: &own, or shared (gs__h2_server_share_conns) */
   struct gs_h2_conn *conns;
 };
 
@@ -103,9 +101,9 @@ static void conn_free(struct gs_h2_conn *c)
     s->conns = c->next;
   if (c->next)
     c->next->prev = c->prev;
-  if (c->fd >= 0) {
+  if (c->fd >= 0) { /* accepted, so counted */
     gs_loop_close_fd(s->loop, c->fd);
-    s->nconns--;
+    gs__conns_put(s->limit);
   }
   free(c);
 }
@@ -451,18 +449,15 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
 static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_h2_server *s = data;
+  int cfd;
   (void)mask;
-  for (;;) {
-    int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    struct gs_h2_conn *c;
-    if (cfd < 0)
-      return;
-    if (s->nconns >= s->max_conns || !(c = conn_new(s, cfd))) {
+  while ((cfd = gs__accept(fd, s->limit)) >= 0) {
+    struct gs_h2_conn *c = conn_new(s, cfd);
+    if (!c) {
+      gs__conns_put(s->limit);
       close(cfd);
       continue;
     }
-    s->nconns++;
-    setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0 || !conn_flush(c))
       continue; /* conn_flush freed it on error; a failed add leaves it to the free below */
   }
@@ -481,9 +476,15 @@ int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, unsigned max_conn
   s->fn = fn;
   s->ctx = ctx;
   s->listen_fd = -1;
-  s->max_conns = max_conns ? max_conns : 1024;
+  s->own.max = max_conns ? max_conns : 1024;
+  s->limit = &s->own;
   *out = s;
   return 0;
+}
+
+void gs__h2_server_share_conns(struct gs_h2_server *s, struct gs__conns *lim)
+{
+  s->limit = lim;
 }
 
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd)

@@ -9,8 +9,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +40,7 @@ enum conn_flag {
   F_PAUSED = 1u << 6,      /* gs_http_pause: not reading */
   F_OUT_STREAM = 1u << 7,  /* a response started by gs_http_respond_start is under way */
   F_OUT_CHUNKED = 1u << 8, /* ... framed with chunks */
-  F_COUNTED = 1u << 9,     /* accepted under a shared connection count */
+  F_COUNTED = 1u << 9,     /* accepted: counted in the server's connection limit */
 };
 
 struct gs_http_conn {
@@ -71,7 +69,7 @@ struct gs_http_server {
   void *ctx;
   gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
   gs_http_drain_fn *drain_fn;
-  unsigned *shared_conns; /* gs_http_server_share_conns */
+  struct gs__conns own, *limit; /* limit: &own, or shared (gs__http_server_share_conns) */
   int listen_fd;
   unsigned nconns;
   struct gs_http_conn *conns;
@@ -175,7 +173,7 @@ static void conn_free(struct gs_http_conn *c)
     c->next->prev = c->prev;
   s->nconns--;
   if (c->flags & F_COUNTED)
-    __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
+    gs__conns_put(s->limit);
   free(c->in);
   free(c->out);
   free(c);
@@ -858,29 +856,16 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
 static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_http_server *s = data;
+  int cfd;
   (void)mask;
-  for (;;) {
-    int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    struct gs_http_conn *c;
-    if (cfd < 0)
-      return; /* EAGAIN, or a transient error (EMFILE): the next event retries */
-    if (!s->shared_conns ? s->nconns >= s->lim.max_conns
-                         : __atomic_add_fetch(s->shared_conns, 1u, __ATOMIC_RELAXED) >
-                               s->lim.max_conns) {
-      if (s->shared_conns)
-        __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
+  while ((cfd = gs__accept(fd, s->limit)) >= 0) {
+    struct gs_http_conn *c = conn_new(s, cfd);
+    if (!c) {
+      gs__conns_put(s->limit);
       close(cfd);
       continue;
     }
-    setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (!(c = conn_new(s, cfd))) {
-      if (s->shared_conns)
-        __atomic_fetch_sub(s->shared_conns, 1u, __ATOMIC_RELAXED);
-      close(cfd);
-      continue;
-    }
-    if (s->shared_conns)
-      c->flags |= F_COUNTED;
+    c->flags |= F_COUNTED;
     if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0)
       conn_free(c);
   }
@@ -903,6 +888,8 @@ int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs
   s->fn = fn;
   s->ctx = ctx;
   s->listen_fd = -1;
+  s->own.max = s->lim.max_conns;
+  s->limit = &s->own;
   *out = s;
   return 0;
 }
@@ -914,9 +901,9 @@ void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
   s->drain_fn = drain_fn;
 }
 
-void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count)
+void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim)
 {
-  s->shared_conns = count;
+  s->limit = lim;
 }
 
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)

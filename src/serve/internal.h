@@ -42,6 +42,28 @@ union chunk_decoder {
   char pad[128];
 };
 
+/* ---- accepting under one connection limit (loop.c) ---- */
+
+/* Client connections several accept loops count together: the proxy's HTTP
+ * threads and its gRPC side share one (--max-conns counts them all). count
+ * changes with atomic operations. */
+struct gs__conns {
+  unsigned max;
+  unsigned count;
+};
+/* The next connection waiting on the listening fd, non-blocking, TCP_NODELAY,
+ * counted in lim; -1 when none waits (EAGAIN, or a transient error such as
+ * EMFILE: the listener's next event retries). Connections beyond lim->max
+ * are closed at once, unanswered. */
+int gs__accept(int fd, struct gs__conns *lim);
+/* Uncounts a connection gs__accept counted, once it is closed. */
+void gs__conns_put(struct gs__conns *lim);
+/* Servers that count their connections in lim (which outlives them) rather
+ * than against their own limit. Set before the first connection. */
+void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim);
+struct gs_h2_server;
+void gs__h2_server_share_conns(struct gs_h2_server *s, struct gs__conns *lim);
+
 /* A connection with no fd: responses are counted and discarded. NULL on no memory. */
 struct gs_http_conn *gs__http_conn_mem(struct gs_http_server *s);
 /* Appends bytes as if read from the peer and processes them; eof = the peer
@@ -68,6 +90,8 @@ void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, u
 /* Counts an error answer of the proxy's own. */
 void gs__proxy_error(struct gs_proxy *p);
 const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p);
+/* The connection count every thread's HTTP server shares (max_conns), for the gRPC side. */
+struct gs__conns *gs__proxy_conns(struct gs_proxy *p);
 
 /* ---- the worker's internals its gRPC front end (grpc.c) shares ---- */
 
@@ -106,7 +130,6 @@ void gs__worker_output_values(uint64_t hash, unsigned k, float *v, size_t n);
 
 /* ---- gRPC over HTTP/2 (h2.c): the server side of unary calls ---- */
 
-struct gs_h2_server;
 struct gs_h2_call;
 /* One call whose request message arrived whole (END_STREAM). path: ":path";
  * msg: the message without its 5-byte gRPC prefix; deadline_us: from

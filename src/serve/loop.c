@@ -1,13 +1,14 @@
 /* loop.c: the serve layer's event loop: epoll over an fd-indexed table, a
  * binary min-heap of timers, deferred closes, a stop flag; plus the socket
- * helpers (non-blocking, listen). Shaped after Redis's ae.c (STYLE.md 8); it
+ * helpers (non-blocking, listen, accept under a connection limit). Shaped after Redis's ae.c (STYLE.md 8); it
  * knows nothing of HTTP, which sits on top of it in http.c. */
-#include "serve/serve.h"
+#include "serve/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -366,6 +367,26 @@ static int bound_port(int fd, unsigned *port)
   *port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                                    : ntohs(((struct sockaddr_in *)&ss)->sin_port);
   return 0;
+}
+
+int gs__accept(int fd, struct gs__conns *lim)
+{
+  for (;;) {
+    int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (cfd < 0)
+      return -1;
+    if (__atomic_add_fetch(&lim->count, 1u, __ATOMIC_RELAXED) <= lim->max) {
+      setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      return cfd;
+    }
+    gs__conns_put(lim);
+    close(cfd);
+  }
+}
+
+void gs__conns_put(struct gs__conns *lim)
+{
+  __atomic_fetch_sub(&lim->count, 1u, __ATOMIC_RELAXED);
 }
 
 int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port)

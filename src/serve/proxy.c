@@ -145,7 +145,8 @@ struct gs_proxy {
   struct gs_proxy **shards;  /* main: the other threads' proxies */
   size_t nshards;
   unsigned *shared;          /* main's: per worker id below SHARED_MAX, requests in flight */
-  unsigned conns;            /* main's: client connections of every thread (max_conns) */
+  struct gs__conns conns;    /* main's: client connections of every thread and of the gRPC
+                              * side (grpc_proxy.c), against max_conns */
   pthread_mutex_t mu;        /* main's: its pool's fields, shards' worker arrays, gen */
   pthread_cond_t cond;       /* main's: a shard applied a generation */
   uint64_t gen;              /* main: changes made; shard: changes applied */
@@ -543,6 +544,11 @@ void gs__proxy_error(struct gs_proxy *p)
 const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p)
 {
   return &p->cfg;
+}
+
+struct gs__conns *gs__proxy_conns(struct gs_proxy *p)
+{
+  return &p->main->conns;
 }
 
 /* ---- upstream connections ---- */
@@ -1466,6 +1472,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
   }
   p->loop = loop;
   p->cfg = *cfg;
+  p->conns.max = cfg->limits.max_conns; /* read in the main proxy's only */
   p->listen_fd = -1;
   p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us() ^ (uintptr_t)p;
   if (!p->cfg.max_inflight)
@@ -1498,7 +1505,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     return rc;
   }
   gs_http_server_stream(p->http, on_body, on_client_drain);
-  gs_http_server_share_conns(p->http, &p->main->conns);
+  gs__http_server_share_conns(p->http, &p->main->conns);
   *out = p;
   return 0;
 }

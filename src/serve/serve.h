@@ -5,7 +5,9 @@
  * loop; the load balancer (gs_proxy_) sits on the HTTP server and feeds
  * requests to the workers the supervisor reports ready; its admin API
  * (gs_proxy_admin_) has a listener of its own. gs_serve_file_ reads the
- * serve command's YAML file. Nothing here knows GPU geometry: callers pass a slice's SM count. */
+ * serve command's YAML file; gs_serve_run puts supervisor, proxy, admin API
+ * and autoscaler (gs_scale_) together for it, with the drain and the SIGHUP
+ * device diff. Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
 
@@ -137,10 +139,6 @@ typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
 void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
                            gs_http_drain_fn *drain_fn);
 void gs_http_bind(struct gs_http_conn *conn, void *user);
-/* Servers on several threads sharing one max_conns: count points at their
- * common count of connections (changed with atomic operations). Set before
- * the first connection. */
-void gs_http_server_share_conns(struct gs_http_server *s, unsigned *count);
 /* Stops (true) or resumes reading the connection: backpressure. An answer's
  * end resumes it. */
 void gs_http_pause(struct gs_http_conn *conn, bool paused);
@@ -537,5 +535,42 @@ char *gs_scale_json(const struct gs_scale *s);
 /* Call after the supervisor reaped every worker: destroys its instances,
  * empties the state file, frees. Takes NULL. */
 void gs_scale_free(struct gs_scale *s);
+
+/* ---- `gpuslice serve` on one loop (server.c) ---- */
+
+/* The event loop's size: fds of clients, workers' pipes and upstream
+ * connections (serve raises its soft RLIMIT_NOFILE this far). */
+#define GS_SERVE_LOOP_FDS 65536
+
+struct gs_mig_device;
+struct gs_serve_config {
+  const char *listen;         /* the proxy's "HOST:PORT" */
+  const char *grpc_listen;    /* NULL: no gRPC proxy */
+  const char *admin_listen;   /* NULL: no admin API */
+  const char *admin_token;    /* NULL: none (gs_proxy_admin_new) */
+  struct gs_super_config super;   /* on_ready and ctx are the server's */
+  struct gs_proxy_config proxy;   /* nworkers, super, on_eject, metrics_more, ctx: the server's */
+  unsigned replicas;          /* workers per MIG device a reload finds new */
+  unsigned drain_ms;          /* bound of a drain, and of a gone device's workers' */
+  struct gs_scale_config scale;   /* budget_us 0: no autoscaler */
+  /* backend, gpus, profile (NULL: "1g.5gb"), state_path (NULL:
+   * gs_scale_default_state); super and proxy are the server's */
+  struct gs_scale_target scale_target;
+  /* SIGHUP: the caller re-reads what it reads (applying live options with
+   * gs_proxy_reconfigure) and lists the MIG devices to serve into devs (room
+   * for GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES); their count, or
+   * -1 to leave the workers as they are. */
+  int (*on_reload)(void *ctx, struct gs_proxy *proxy, struct gs_mig_device *devs);
+  void *ctx;
+};
+/* The supervisor, the proxy (and its gRPC side), the admin API and the
+ * autoscaler on one loop, until SIGTERM or SIGINT has drained them: no new
+ * connection, the requests under way finish (within drain_ms), the workers
+ * stop. On SIGHUP the workers follow the devices on_reload lists: a gone
+ * device's workers drain and are retired once idle (or after drain_ms); a
+ * new device gets `replicas` workers; the others are untouched. Prints the
+ * listeners and the workers' comings and goings on stdout. 0 once drained,
+ * or the error that kept it from starting. */
+int gs_serve_run(struct gs_err *err, const struct gs_serve_config *cfg);
 
 #endif

@@ -108,6 +108,11 @@ expect "missing option value (--placement)" 2 "--placement" "missing value" "usa
 expect "unexpected operand" 2 "extra" "usage: gpuslice gi list" -- gi list extra
 expect "-i out of range" 2 "-i 5" "gpuslice list" -- list -i 5
 expect "-i not a GPU" 2 "-i abc" "gpuslice list" -- list -i abc
+# bench owns -i (the protocol, as perf_analyzer's -i): --id is no option of it
+expect "bench --id" 2 "--id: unknown option" "usage: gpuslice bench" -- bench --id grpc --url http://127.0.0.1:9 -m flower
+expect "bench -i not a protocol" 2 "-i 0: expected http or grpc" -- bench -i 0 --url http://127.0.0.1:9 -m flower
+expect "bench -i grpc without --grpc-url" 2 "-i grpc needs --grpc-url" -- bench -i grpc --url http://127.0.0.1:9 -m flower
+expect "bench --protocol grpc without --grpc-url" 2 "-i grpc needs --grpc-url" -- bench --protocol grpc --url http://127.0.0.1:9 -m flower
 expect "-i empty" 2 "-i" "-i 0,1" -- list -i ''
 fresh a100-40gb:2
 expect "-i ambiguous UUID prefix" 2 "-i GPU-" "give more of the UUID" -- list -i GPU-

@@ -2,7 +2,8 @@
  * loop: a request forwarded to an emulated worker (JSON infer, chunked
  * request body, /metrics), 503 with no worker ready, 504 from a worker that
  * accepts and never answers and its ejection, the retry on another worker
- * when one refuses connections, and leaving the pool at once. */
+ * when one refuses connections, leaving the pool at once, and one
+ * --max-conns over HTTP and gRPC clients. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -403,6 +404,78 @@ static void test_admin_token(void **state)
   env_free(&e);
 }
 
+/* A blocking connection to port on loopback, read without blocking. */
+static int dial(unsigned port)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  return fd;
+}
+
+/* Turns the loop until the server either sends on fd (1) or closes it
+ * unanswered (0); -1 when neither happened within 5 s. */
+static int answered(struct env *e, int fd)
+{
+  uint64_t deadline = gs_loop_now_us() + 5000000;
+  char buf[256];
+  while (gs_loop_now_us() < deadline) {
+    ssize_t n;
+    gs_loop_run_once(e->loop, 10);
+    n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n >= 0)
+      return n > 0;
+    if (errno == ECONNRESET)
+      return 0;
+  }
+  return -1;
+}
+
+static void turn(struct env *e, int times)
+{
+  while (times-- > 0)
+    gs_loop_run_once(e->loop, 10);
+}
+
+/* --max-conns counts HTTP and gRPC clients together: with 2 allowed, two
+ * HTTP clients leave no room for a gRPC one (closed at once, unanswered);
+ * once an HTTP client leaves, a gRPC one is served (the server's SETTINGS
+ * frame), and then an HTTP one is closed. */
+static void test_max_conns_http_and_grpc(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1};
+  struct gs_proxy_grpc *g;
+  struct gs_err err = {0};
+  struct env e;
+  unsigned gport;
+  int gfd, h1, h2, c1, c2, h3;
+  (void)state;
+  gs_http_limits_default(&cfg.limits);
+  cfg.limits.max_conns = 2;
+  env_init(&e, &cfg);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
+  assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
+  h1 = dial(e.port);
+  h2 = dial(e.port);
+  turn(&e, 20); /* both accepted (an idle HTTP client is sent nothing) */
+  c1 = dial(gport);
+  assert_int_equal(answered(&e, c1), 0);
+  close(h1);
+  turn(&e, 20); /* the proxy sees h1's end and uncounts it */
+  c2 = dial(gport);
+  assert_int_equal(answered(&e, c2), 1);
+  h3 = dial(e.port);
+  assert_int_equal(answered(&e, h3), 0);
+  close(h2);
+  close(c1);
+  close(c2);
+  close(h3);
+  gs_proxy_grpc_free(g);
+  env_free(&e);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -413,6 +486,7 @@ int main(void)
       cmocka_unit_test(test_upstream_reuse),
       cmocka_unit_test(test_admin),
       cmocka_unit_test(test_admin_token),
+      cmocka_unit_test(test_max_conns_http_and_grpc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
