@@ -1,7 +1,8 @@
 /* test-nvml-driver-faults.c: the nvml backend against drivers that are
  * missing, broken, old or empty (stand-ins built from fake-nvml/), and the
- * default backend choice falling back to the emulator with its reason. Each
- * failure must keep NVML's code and say what to do. */
+ * default backend choice falling back to the emulator with its reason; then
+ * NVML's refusals through the nvml backend over nvml-emu. Each failure must
+ * keep NVML's code and say what to do. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -128,6 +129,60 @@ static void default_falls_back_to_the_emulator(void **state)
   gs_test_rmtree(dir);
 }
 
+/* One refusal of NVML's through the nvml backend: our code for it, which the
+ * CLI prints as NVML's name, NVML's own text (from the library's
+ * nvmlErrorString) and the usual fix. */
+static void assert_refusal(int rc, const struct gs_err *err, int code, const char *nvml_name,
+                           const char *fix)
+{
+  if (rc != code || err->code != code)
+    fail_msg("returned %d (gs_err %d, \"%s\"), want %s", rc, err->code, err->msg, nvml_name);
+  assert_string_equal(gs_code_nvml_name(code), nvml_name);
+  assert_says(err, gs_code_text(code));
+  assert_says(err, fix);
+}
+
+/* The refusals a MIG admin meets, from nvml-emu standing in for the driver. */
+static void nvml_errors_carry_code_text_and_fix(void **state)
+{
+  const char *lib = getenv("GS_NVML_EMU");
+  const struct gs_geom_model *m = gs_geom_model_find("a100-40gb");
+  char dir[GS_TEST_DIR], path[GS_TEST_PATH];
+  struct gs_err err = {0};
+  struct gs_backend *b = NULL;
+  struct gs_gi_info gi;
+  struct gs_ci_info ci;
+  unsigned n = 0;
+  int activation = 0;
+  (void)state;
+  if (!lib)
+    fail_msg("GS_NVML_EMU is not set (ctest sets it)");
+  assert_non_null(m);
+  assert_int_equal(gs_test_mkdtemp("nvml-errors", dir), 0);
+  assert_int_equal(setenv("GPUSLICE_EMU_STATE", gs_test_join(path, dir, "emu.json"), 1), 0);
+  assert_int_equal(setenv("GPUSLICE_EMULATE", "a100-40gb", 1), 0);
+  assert_int_equal(open_nvml(lib, &err, &b), 0);
+  assert_refusal(b->ops->gi_remaining(b, &err, 0, gs_geom_gi_profile_find(m, "1g.5gb"), &n), &err,
+                 GS_E_NOT_SUPPORTED, "NVML_ERROR_NOT_SUPPORTED", "gpuslice mig enable");
+  assert_int_equal(b->ops->set_mig_mode(b, &err, 0, true, &activation), 0);
+  assert_int_equal(activation, 0);
+  assert_int_equal(b->ops->gi_create(b, &err, 0, gs_geom_gi_profile_find(m, "7g.40gb"), -1, &gi), 0);
+  gs_err_clear(&err);
+  assert_refusal(b->ops->gi_create(b, &err, 0, gs_geom_gi_profile_find(m, "1g.5gb"), -1, NULL), &err,
+                 GS_E_INSUFFICIENT_RESOURCES, "NVML_ERROR_INSUFFICIENT_RESOURCES", "no room left");
+  gs_err_clear(&err);
+  assert_int_equal(b->ops->ci_create(b, &err, 0, gi.id, 0, -1, &ci), 0);
+  assert_refusal(b->ops->gi_destroy(b, &err, 0, gi.id), &err, GS_E_IN_USE, "NVML_ERROR_IN_USE",
+                 "stop the processes");
+  gs_err_clear(&err);
+  assert_refusal(b->ops->set_mig_mode(b, &err, 0, false, &activation), &err, GS_E_IN_USE,
+                 "NVML_ERROR_IN_USE", "destroy its compute instances");
+  gs_backend_close(b);
+  unsetenv("GPUSLICE_EMU_STATE");
+  unsetenv("GPUSLICE_EMULATE");
+  gs_test_rmtree(dir);
+}
+
 static void unknown_backend_is_invalid_argument(void **state)
 {
   struct gs_backend_config cfg = {.kind = "cuda"};
@@ -148,6 +203,7 @@ int main(void)
       cmocka_unit_test(old_driver_opens_and_names_what_it_lacks),
       cmocka_unit_test(default_falls_back_to_the_emulator),
       cmocka_unit_test(unknown_backend_is_invalid_argument),
+      cmocka_unit_test(nvml_errors_carry_code_text_and_fix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
