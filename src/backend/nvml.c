@@ -114,7 +114,14 @@ static int missing(struct gs_err *err, const char *symbol, const char *needs)
       return missing(err, #fn, needs);                                                             \
   } while (0)
 
+/* The driver branch that first exported each newer entry point, from the
+ * history of NVIDIA's nvml.h (NVIDIA/go-nvml gen/nvml/nvml.h): CUDA 11.0 /
+ * R450 the MIG calls; 11.1 / R455 the _v2 process lists; 11.2.2 / R460
+ * nvmlDeviceCreateGpuInstanceWithPlacement and nvmlComputeInstanceGetInfo_v2;
+ * 11.4 / R470 the _v2 GI placements; 11.6 / R510 the V profile calls and _v3
+ * process lists; 12.0 / R525 compute-instance placements. */
 #define NEEDS_MIG "MIG needs driver R450 or later (R470+ for MIG UUIDs)"
+#define NEEDS_CI_INFO "reading compute instances needs driver R460 or later"
 
 /* ---- loading ---- */
 
@@ -635,7 +642,7 @@ static int ci_info_of(struct nvml *n, struct gs_err *err, unsigned gpu, const st
   nvmlComputeInstanceInfo_t info;
   nvmlComputeInstanceProfileInfo_t pinfo;
   nvmlReturn_t rc;
-  NEED(n, err, nvmlComputeInstanceGetInfo_v2, "compute-instance placements need driver R460 or later");
+  NEED(n, err, nvmlComputeInstanceGetInfo_v2, NEEDS_CI_INFO);
   memset(&info, 0, sizeof(info));
   if ((rc = n->api.nvmlComputeInstanceGetInfo_v2(h, &info)) != NVML_SUCCESS)
     return nvml_fail(err, n, rc, "GPU %u GPU instance %u: cannot read a compute instance", gpu, gi->id);
@@ -694,6 +701,9 @@ static int nvml_ci_create(struct gs_backend *b, struct gs_err *err, unsigned gpu
   if ((r = get_gpu(n, err, gpu, &g)) != 0 || (r = gi_of(n, err, gpu, gi_id, &gh, &gi)) != 0 ||
       (r = ci_profile_info(n, err, gpu, gi_id, gh, ci_profile_id, &info)) != 0)
     return r;
+  /* Refused before creating, not after: an instance made but unreadable
+   * would be left behind. */
+  NEED(n, err, nvmlComputeInstanceGetInfo_v2, NEEDS_CI_INFO);
   if (start < 0) {
     NEED(n, err, nvmlGpuInstanceCreateComputeInstance, NEEDS_MIG);
     rc = n->api.nvmlGpuInstanceCreateComputeInstance(gh, info.id, &h);
@@ -701,7 +711,7 @@ static int nvml_ci_create(struct gs_backend *b, struct gs_err *err, unsigned gpu
     nvmlComputeInstancePlacement_t pl = {(unsigned)start,
                                          ci_placement_size(n, gh, info.id, (unsigned)start, info.sliceCount)};
     NEED(n, err, nvmlGpuInstanceCreateComputeInstanceWithPlacement,
-         "explicit compute-instance placements need driver R510 or later; omit --placement");
+         "explicit compute-instance placements need driver R525 or later; omit --placement");
     rc = n->api.nvmlGpuInstanceCreateComputeInstanceWithPlacement(gh, info.id, &pl, &h);
   }
   if (rc != NVML_SUCCESS)
@@ -874,7 +884,7 @@ static int nvml_processes(struct gs_backend *b, struct gs_err *err, unsigned gpu
   *count = 0;
   if ((r = get_gpu(n, err, gpu, &g)) != 0)
     return r;
-  NEED(n, err, nvmlDeviceGetComputeRunningProcesses_v3, "process lists need driver R470 or later");
+  NEED(n, err, nvmlDeviceGetComputeRunningProcesses_v3, "process lists need driver R455 or later");
   if (!(infos = calloc(GS_BACKEND_MAX_PROCS, sizeof(*infos))))
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory listing GPU %u's processes", gpu);
   rc = n->api.nvmlDeviceGetComputeRunningProcesses_v3(g->dev, &nproc, infos);

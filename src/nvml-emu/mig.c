@@ -315,12 +315,68 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsi
 
 /* ---- GPU instances ---- */
 
-static nvmlReturn_t gi_handle(const struct gs_gi_info *gi, nvmlGpuInstance_t *out)
+/* ---- GPU and compute instances alike: listing and lookup ---- */
+
+/* One instance as the lookups by id and by profile see it: a GI (ci unused)
+ * or a CI (gi unused), with the handle NVML gives it. */
+struct inst {
+  unsigned id, profile;
+  nvmlGpuInstance_t gi;
+  nvmlComputeInstance_t ci;
+};
+
+/* The instances one level down: a GPU's GIs (gi NULL) or a GI's CIs, in
+ * ascending id order (the emulator's). */
+static nvmlReturn_t list_insts(unsigned gpu, const struct gs_gi_info *gi,
+                               struct inst out[GS_GEOM_MAX_INSTANCES], unsigned *n)
 {
-  if (gi->id >= GS__NVEMU_GI_SLOTS)
-    return NVML_ERROR_UNKNOWN; /* the emulator's ids are 0..14; never reached */
-  *out = gs__nvemu_gi_handle(gi->gpu, gi->id);
+  struct gs_backend *b = gs__nvemu_backend();
+  struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
+  struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
+  int r = gi ? b->ops->ci_list(b, NULL, gpu, gi->id, cis, n) : b->ops->gi_list(b, NULL, gpu, gis, n);
+  if (r != 0)
+    return gs__nvemu_rc(r);
+  for (unsigned i = 0; i < *n; i++) {
+    unsigned id = gi ? cis[i].id : gis[i].id;
+    if (id >= (gi ? GS__NVEMU_CI_SLOTS : GS__NVEMU_GI_SLOTS))
+      return NVML_ERROR_UNKNOWN; /* the emulator's ids are 0..14 and 0..7; never reached */
+    out[i] = (struct inst){
+        .id = id,
+        .profile = gi ? cis[i].profile.id : gis[i].profile->id,
+        .gi = gi ? NULL : gs__nvemu_gi_handle(gpu, id),
+        .ci = gi ? gs__nvemu_ci_handle(gpu, gi->id, id) : NULL,
+    };
+  }
   return NVML_SUCCESS;
+}
+
+/* An id that names no instance is NOT_FOUND, ids past 14 (GIs) or 7 (CIs)
+ * included: the emulator answers so for them too. */
+static nvmlReturn_t inst_by_id(unsigned gpu, const struct gs_gi_info *gi, unsigned id,
+                               struct inst *out)
+{
+  struct inst v[GS_GEOM_MAX_INSTANCES];
+  unsigned n = 0;
+  nvmlReturn_t rc = list_insts(gpu, gi, v, &n);
+  for (unsigned i = 0; rc == NVML_SUCCESS && i < n; i++)
+    if (v[i].id == id) {
+      *out = v[i];
+      return NVML_SUCCESS;
+    }
+  return rc == NVML_SUCCESS ? NVML_ERROR_NOT_FOUND : rc;
+}
+
+/* The instances of one profile, packed at the front of out. */
+static nvmlReturn_t insts_of_profile(unsigned gpu, const struct gs_gi_info *gi, unsigned profile,
+                                     struct inst out[GS_GEOM_MAX_INSTANCES], unsigned *count)
+{
+  unsigned n = 0, k = 0;
+  nvmlReturn_t rc = list_insts(gpu, gi, out, &n);
+  for (unsigned i = 0; rc == NVML_SUCCESS && i < n; i++)
+    if (out[i].profile == profile)
+      out[k++] = out[i];
+  *count = k;
+  return rc;
 }
 
 /* start < 0: the driver's automatic placement. */
@@ -332,6 +388,7 @@ static nvmlReturn_t gi_create(nvmlDevice_t device, unsigned id,
   const struct gs_geom_gi_profile *p = NULL;
   struct gs__nvemu_dev d;
   struct gs_gi_info gi;
+  struct inst x;
   nvmlReturn_t rc = gs__nvemu_gpu(device, &d);
   int r;
   if (rc != NVML_SUCCESS)
@@ -344,7 +401,9 @@ static nvmlReturn_t gi_create(nvmlDevice_t device, unsigned id,
     return NVML_ERROR_INVALID_ARGUMENT;
   if ((r = b->ops->gi_create(b, NULL, d.gpu, p, with_placement ? (int)pl->start : -1, &gi)) != 0)
     return gs__nvemu_rc(r);
-  return gi_handle(&gi, out);
+  if ((rc = inst_by_id(d.gpu, NULL, gi.id, &x)) == NVML_SUCCESS)
+    *out = x.gi;
+  return rc;
 }
 
 nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId,
@@ -375,35 +434,24 @@ nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance)
   GS__NVEMU_CALL(gi_destroy(gpuInstance));
 }
 
-/* The GPU's instances in ascending id order (the emulator's). */
-static nvmlReturn_t list_gis(const struct gs__nvemu_dev *d,
-                             struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES], unsigned *n)
-{
-  struct gs_backend *b = gs__nvemu_backend();
-  return gs__nvemu_rc(b->ops->gi_list(b, NULL, d->gpu, gis, n));
-}
-
 /* The array must hold the profile's instanceCount entries (NVML's rule, so
  * *count is output only). */
 static nvmlReturn_t gi_instances(nvmlDevice_t device, unsigned id, nvmlGpuInstance_t *hs,
                                  unsigned *count)
 {
   const struct gs_geom_gi_profile *p = NULL;
-  struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
+  struct inst v[GS_GEOM_MAX_INSTANCES];
   struct gs__nvemu_dev d;
-  unsigned n = 0, k = 0;
   nvmlReturn_t rc = gs__nvemu_gpu(device, &d);
   if (rc != NVML_SUCCESS)
     return rc;
   if (!hs || !count)
     return NVML_ERROR_INVALID_ARGUMENT;
   if ((rc = gi_profile_by_id(&d, id, &p)) != NVML_SUCCESS ||
-      (rc = list_gis(&d, gis, &n)) != NVML_SUCCESS)
+      (rc = insts_of_profile(d.gpu, NULL, p->id, v, count)) != NVML_SUCCESS)
     return rc;
-  for (unsigned i = 0; i < n; i++)
-    if (gis[i].profile->id == p->id && (rc = gi_handle(&gis[i], &hs[k++])) != NVML_SUCCESS)
-      return rc;
-  *count = k;
+  for (unsigned i = 0; i < *count; i++)
+    hs[i] = v[i].gi;
   return NVML_SUCCESS;
 }
 
@@ -413,24 +461,18 @@ nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profile
   GS__NVEMU_CALL(gi_instances(device, profileId, gpuInstances, count));
 }
 
-/* An id that names no instance is NOT_FOUND, ids past 14 included: the
- * emulator answers so for them too. */
 static nvmlReturn_t gi_by_id(nvmlDevice_t device, unsigned id, nvmlGpuInstance_t *out)
 {
-  struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
   struct gs__nvemu_dev d;
-  unsigned n = 0;
+  struct inst x;
   nvmlReturn_t rc = gs__nvemu_gpu(device, &d);
   if (rc != NVML_SUCCESS)
     return rc;
   if (!out)
     return NVML_ERROR_INVALID_ARGUMENT;
-  if ((rc = list_gis(&d, gis, &n)) != NVML_SUCCESS)
-    return rc;
-  for (unsigned i = 0; i < n; i++)
-    if (gis[i].id == id)
-      return gi_handle(&gis[i], out);
-  return NVML_ERROR_NOT_FOUND;
+  if ((rc = inst_by_id(d.gpu, NULL, id, &x)) == NVML_SUCCESS)
+    *out = x.gi;
+  return rc;
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
@@ -642,14 +684,6 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(
 
 /* ---- compute instances ---- */
 
-static nvmlReturn_t ci_handle(const struct gs_ci_info *ci, nvmlComputeInstance_t *out)
-{
-  if (ci->gi >= GS__NVEMU_GI_SLOTS || ci->id >= GS__NVEMU_CI_SLOTS)
-    return NVML_ERROR_UNKNOWN; /* the emulator's ids fit; never reached */
-  *out = gs__nvemu_ci_handle(ci->gpu, ci->gi, ci->id);
-  return NVML_SUCCESS;
-}
-
 static nvmlReturn_t ci_create(nvmlGpuInstance_t h, unsigned id,
                               const nvmlComputeInstancePlacement_t *pl, bool with_placement,
                               nvmlComputeInstance_t *out)
@@ -658,6 +692,7 @@ static nvmlReturn_t ci_create(nvmlGpuInstance_t h, unsigned id,
   struct gs_gi_info gi;
   struct gs_geom_ci_profile cp;
   struct gs_ci_info ci;
+  struct inst x;
   nvmlReturn_t rc = gs__nvemu_gi(h, &gi);
   int r;
   if (rc != NVML_SUCCESS)
@@ -672,7 +707,9 @@ static nvmlReturn_t ci_create(nvmlGpuInstance_t h, unsigned id,
   if ((r = b->ops->ci_create(b, NULL, gi.gpu, gi.id, id, with_placement ? (int)pl->start : -1,
                              &ci)) != 0)
     return gs__nvemu_rc(r);
-  return ci_handle(&ci, out);
+  if ((rc = inst_by_id(gi.gpu, &gi, ci.id, &x)) == NVML_SUCCESS)
+    *out = x.ci;
+  return rc;
 }
 
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
@@ -705,32 +742,22 @@ nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance)
   GS__NVEMU_CALL(ci_destroy(computeInstance));
 }
 
-static nvmlReturn_t list_cis(const struct gs_gi_info *gi,
-                             struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES], unsigned *n)
-{
-  struct gs_backend *b = gs__nvemu_backend();
-  return gs__nvemu_rc(b->ops->ci_list(b, NULL, gi->gpu, gi->id, cis, n));
-}
-
 static nvmlReturn_t ci_instances(nvmlGpuInstance_t h, unsigned id, nvmlComputeInstance_t *hs,
                                  unsigned *count)
 {
   struct gs_gi_info gi;
   struct gs_geom_ci_profile cp;
-  struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
-  unsigned n = 0, k = 0;
+  struct inst v[GS_GEOM_MAX_INSTANCES];
   nvmlReturn_t rc = gs__nvemu_gi(h, &gi);
   if (rc != NVML_SUCCESS)
     return rc;
   if (!hs || !count)
     return NVML_ERROR_INVALID_ARGUMENT;
   if ((rc = ci_profile(&gi, id, &cp)) != NVML_SUCCESS ||
-      (rc = list_cis(&gi, cis, &n)) != NVML_SUCCESS)
+      (rc = insts_of_profile(gi.gpu, &gi, id, v, count)) != NVML_SUCCESS)
     return rc;
-  for (unsigned i = 0; i < n; i++)
-    if (cis[i].profile.id == id && (rc = ci_handle(&cis[i], &hs[k++])) != NVML_SUCCESS)
-      return rc;
-  *count = k;
+  for (unsigned i = 0; i < *count; i++)
+    hs[i] = v[i].ci;
   return NVML_SUCCESS;
 }
 
@@ -745,19 +772,15 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance,
 static nvmlReturn_t ci_by_id(nvmlGpuInstance_t h, unsigned id, nvmlComputeInstance_t *out)
 {
   struct gs_gi_info gi;
-  struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
-  unsigned n = 0;
+  struct inst x;
   nvmlReturn_t rc = gs__nvemu_gi(h, &gi);
   if (rc != NVML_SUCCESS)
     return rc;
   if (!out)
     return NVML_ERROR_INVALID_ARGUMENT;
-  if ((rc = list_cis(&gi, cis, &n)) != NVML_SUCCESS)
-    return rc;
-  for (unsigned i = 0; i < n; i++)
-    if (cis[i].id == id)
-      return ci_handle(&cis[i], out);
-  return NVML_ERROR_NOT_FOUND;
+  if ((rc = inst_by_id(gi.gpu, &gi, id, &x)) == NVML_SUCCESS)
+    *out = x.ci;
+  return rc;
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id,

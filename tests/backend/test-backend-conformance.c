@@ -86,6 +86,8 @@ struct tally {
   unsigned n;
 };
 
+struct outcome;
+
 struct run {
   const char *spec;
   const char *library;          /* GS_NVML_EMU, or NULL */
@@ -98,6 +100,7 @@ struct run {
   struct tally kinds[24];
   uint64_t rng;
   unsigned npid;                /* emulated processes the random part started */
+  struct outcome *ref_out;      /* what the reference's last call filled */
 };
 
 #define FOR_SIDES(r, s) for (struct side *s = (r)->side; s < (r)->side + (r)->nside; s++)
@@ -171,82 +174,37 @@ static void result(struct run *r, struct side *s, int rc, const struct gs_err *e
             s->label, r->op, rc, err->code, err->msg);
 }
 
-static const char *start_text(int start, char buf[16])
-{
-  if (start < 0)
-    return "auto";
-  snprintf(buf, 16, "%d", start);
-  return buf;
-}
+/* ---- operations: one table of kinds; each runs on every side and returns the reference's code ---- */
 
-/* The side's own profile of that name on gpu (GPU 0's model for a bad index). */
-static const struct gs_geom_gi_profile *side_profile(const struct side *s, unsigned gpu,
-                                                     const char *name)
-{
-  const struct gs_geom_model *m = s->model[gpu < GS_BACKEND_MAX_GPUS && s->model[gpu] ? gpu : 0];
-  for (unsigned i = 0; m && i < m->ngi; i++)
-    if (strcmp(m->gi[i].name, name) == 0)
-      return &m->gi[i];
-  return NULL;
-}
+enum op_id {
+  OP_GPU_COUNT, OP_GPU_INFO, OP_SET_MIG, OP_GI_REMAINING, OP_GI_CREATE, OP_GI_DESTROY, OP_GI_LIST,
+  OP_CI_REMAINING, OP_CI_CREATE, OP_CI_DESTROY, OP_CI_LIST, OP_MIG_DEVICES, OP_PROCESSES,
+  OP_PROC_ADD, OP_PROC_REMOVE, OP_RESET_BLOCKED,
+};
 
-/* The profile an operation passes on side s: a fixed one, or its own by name. */
-static const struct gs_geom_gi_profile *pick_profile(struct side *s, unsigned gpu, const char *name,
-                                                     const struct gs_geom_gi_profile *fixed)
-{
-  const struct gs_geom_gi_profile *p = fixed ? fixed : side_profile(s, gpu, name);
-  if (!p)
-    sp(s, " -> (this backend's model of GPU %u has no profile %s)\n", gpu, name);
-  return p;
-}
+/* One operation and its arguments; each kind reads the fields its header names. */
+struct args {
+  enum op_id op;
+  unsigned gpu, ci_profile, pid;
+  int gi, ci;                             /* proc_add: -1 outside MIG */
+  int start;                              /* < 0: the driver chooses */
+  bool on;                                /* set_mig: enable; reset_blocked: blocked */
+  const char *name;                       /* a GI profile, each side's own of that name */
+  const struct gs_geom_gi_profile *fixed; /* or this one (another model's) */
+};
 
-/* ---- operations: each runs on every side and returns the reference's code ---- */
+/* What one side's call filled: printed, and the reference's kept for the script. */
+struct outcome {
+  unsigned n;
+  int activation;
+  struct gs_gpu_info info;
+  struct gs_gi_info gi[GS_GEOM_MAX_INSTANCES];
+  struct gs_ci_info ci[GS_GEOM_MAX_INSTANCES];
+  struct gs_mig_device dev[GS_BACKEND_MAX_MIG_DEVICES];
+  struct gs_proc_info proc[GS_BACKEND_MAX_PROCS];
+};
 
-static int op_gpu_count(struct run *r)
-{
-  int rc0 = 0;
-  begin_op(r, "gpu_count");
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    unsigned n = 0;
-    int rc = s->b->ops->gpu_count(s->b, &err, &n);
-    result(r, s, rc, &err);
-    if (rc == 0)
-      sp(s, " n=%u", n);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc, r->ngpu = n;
-  }
-  end_op(r);
-  assert_true(r->ngpu > 0 && r->ngpu <= GS_BACKEND_MAX_GPUS);
-  return rc0;
-}
-
-static int op_gpu_info(struct run *r, unsigned gpu)
-{
-  int rc0 = 0;
-  begin_op(r, "gpu_info gpu=%u", gpu);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    struct gs_gpu_info in;
-    int rc;
-    memset(&in, 0, sizeof(in));
-    rc = s->b->ops->gpu_info(s->b, &err, gpu, &in);
-    result(r, s, rc, &err);
-    if (rc == 0) {
-      sp(s, " index=%u name=\"%s\" uuid=%s pci=%s model=%s mig=%d/%d memory=%u", in.index, in.name,
-         in.uuid, in.pci_bus_id, in.model ? in.model->key : "(null)", in.mig_current,
-         in.mig_pending, in.memory_mib);
-      if (gpu < GS_BACKEND_MAX_GPUS)
-        s->model[gpu] = in.model;
-    }
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
+#define ACTIVATION_UNSET 12345
 
 static void print_gi_profile(struct side *s, const struct gs_geom_gi_profile *p)
 {
@@ -260,6 +218,432 @@ static void print_ci_profile(struct side *s, const struct gs_geom_ci_profile *c)
 {
   sp(s, " %s/%u slices=%u span=%u sms=%u max=%u starts=0x%x default=%d", c->name, c->id,
      c->compute_slices, c->span, c->sms, c->max_count, c->starts, c->is_default);
+}
+
+static void print_gi(struct side *s, const struct gs_gi_info *g)
+{
+  sp(s, " id=%u gpu=%u profile=%s/%u at=%u:%u", g->id, g->gpu, g->profile ? g->profile->name : "(null)",
+     g->profile ? g->profile->id : 0, g->start, g->span);
+}
+
+static void print_ci(struct side *s, const struct gs_ci_info *c)
+{
+  sp(s, " id=%u gpu=%u gi=%u profile=", c->id, c->gpu, c->gi);
+  print_ci_profile(s, &c->profile);
+  sp(s, " at=%u:%u", c->start, c->span);
+}
+
+static void print_mig(struct side *s, const struct gs_mig_device *d)
+{
+  sp(s, "\n      dev %u gpu=%u gi=%u ci=%u uuid=%s legacy=%s name=%s gi_profile=%s/%u memory=%u "
+        "sms=%u",
+     d->index, d->gpu, d->gi, d->ci, d->uuid, d->legacy_uuid, d->name,
+     d->gi_profile ? d->gi_profile->name : "(null)", d->gi_profile ? d->gi_profile->id : 0,
+     d->memory_mib, d->sms);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+  const struct gs_proc_info *x = a, *y = b;
+  return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* ---- each kind: the call on one side, and what its success prints ---- */
+
+static int call_gpu_count(struct side *s, struct gs_err *err, const struct args *a, struct outcome *o)
+{
+  (void)a;
+  return s->b->ops->gpu_count(s->b, err, &o->n);
+}
+
+static void show_n(struct side *s, const struct args *a, struct outcome *o)
+{
+  (void)a;
+  sp(s, " n=%u", o->n);
+}
+
+static int call_gpu_info(struct side *s, struct gs_err *err, const struct args *a, struct outcome *o)
+{
+  return s->b->ops->gpu_info(s->b, err, a->gpu, &o->info);
+}
+
+static void show_gpu_info(struct side *s, const struct args *a, struct outcome *o)
+{
+  const struct gs_gpu_info *in = &o->info;
+  sp(s, " index=%u name=\"%s\" uuid=%s pci=%s model=%s mig=%d/%d memory=%u", in->index, in->name,
+     in->uuid, in->pci_bus_id, in->model ? in->model->key : "(null)", in->mig_current,
+     in->mig_pending, in->memory_mib);
+  if (a->gpu < GS_BACKEND_MAX_GPUS)
+    s->model[a->gpu] = in->model;
+}
+
+static int call_set_mig(struct side *s, struct gs_err *err, const struct args *a, struct outcome *o)
+{
+  o->activation = ACTIVATION_UNSET;
+  return s->b->ops->set_mig_mode(s->b, err, a->gpu, a->on, &o->activation);
+}
+
+static void show_activation(struct side *s, const struct args *a, struct outcome *o)
+{
+  (void)a;
+  sp(s, " activation=%s",
+     o->activation == ACTIVATION_UNSET ? "(unset)" : gs_code_name(o->activation));
+}
+
+/* The GI profile a call passes on side s: the fixed one, or its own by name
+ * (NULL, said in the transcript, when its model has none of that name). */
+static const struct gs_geom_gi_profile *side_profile(struct side *s, const struct args *a)
+{
+  const struct gs_geom_model *m =
+      s->model[a->gpu < GS_BACKEND_MAX_GPUS && s->model[a->gpu] ? a->gpu : 0];
+  for (unsigned i = 0; !a->fixed && m && i < m->ngi; i++)
+    if (strcmp(m->gi[i].name, a->name) == 0)
+      return &m->gi[i];
+  if (!a->fixed)
+    sp(s, " -> (this backend's model of GPU %u has no profile %s)", a->gpu, a->name);
+  return a->fixed;
+}
+
+static int call_gi_remaining(struct side *s, struct gs_err *err, const struct args *a,
+                             struct outcome *o)
+{
+  const struct gs_geom_gi_profile *p = side_profile(s, a);
+  return p ? s->b->ops->gi_remaining(s->b, err, a->gpu, p, &o->n) : NO_PROFILE;
+}
+
+static int call_gi_create(struct side *s, struct gs_err *err, const struct args *a,
+                          struct outcome *o)
+{
+  const struct gs_geom_gi_profile *p = side_profile(s, a);
+  return p ? s->b->ops->gi_create(s->b, err, a->gpu, p, a->start, &o->gi[0]) : NO_PROFILE;
+}
+
+static void show_gi(struct side *s, const struct args *a, struct outcome *o)
+{
+  (void)a;
+  print_gi(s, &o->gi[0]);
+}
+
+static int call_gi_destroy(struct side *s, struct gs_err *err, const struct args *a,
+                           struct outcome *o)
+{
+  (void)o;
+  return s->b->ops->gi_destroy(s->b, err, a->gpu, (unsigned)a->gi);
+}
+
+static int call_gi_list(struct side *s, struct gs_err *err, const struct args *a, struct outcome *o)
+{
+  return s->b->ops->gi_list(s->b, err, a->gpu, o->gi, &o->n);
+}
+
+static void show_gis(struct side *s, const struct args *a, struct outcome *o)
+{
+  show_n(s, a, o);
+  assert_true(o->n <= GS_GEOM_MAX_INSTANCES);
+  for (unsigned i = 0; i < o->n; i++) {
+    sp(s, "\n      gi");
+    print_gi(s, &o->gi[i]);
+  }
+}
+
+static int call_ci_remaining(struct side *s, struct gs_err *err, const struct args *a,
+                             struct outcome *o)
+{
+  return s->b->ops->ci_remaining(s->b, err, a->gpu, (unsigned)a->gi, a->ci_profile, &o->n);
+}
+
+static int call_ci_create(struct side *s, struct gs_err *err, const struct args *a,
+                          struct outcome *o)
+{
+  return s->b->ops->ci_create(s->b, err, a->gpu, (unsigned)a->gi, a->ci_profile, a->start,
+                              &o->ci[0]);
+}
+
+static void show_ci(struct side *s, const struct args *a, struct outcome *o)
+{
+  (void)a;
+  print_ci(s, &o->ci[0]);
+}
+
+static int call_ci_destroy(struct side *s, struct gs_err *err, const struct args *a,
+                           struct outcome *o)
+{
+  (void)o;
+  return s->b->ops->ci_destroy(s->b, err, a->gpu, (unsigned)a->gi, (unsigned)a->ci);
+}
+
+static int call_ci_list(struct side *s, struct gs_err *err, const struct args *a, struct outcome *o)
+{
+  return s->b->ops->ci_list(s->b, err, a->gpu, (unsigned)a->gi, o->ci, &o->n);
+}
+
+static void show_cis(struct side *s, const struct args *a, struct outcome *o)
+{
+  show_n(s, a, o);
+  assert_true(o->n <= GS_GEOM_MAX_INSTANCES);
+  for (unsigned i = 0; i < o->n; i++) {
+    sp(s, "\n      ci");
+    print_ci(s, &o->ci[i]);
+  }
+}
+
+static int call_mig_devices(struct side *s, struct gs_err *err, const struct args *a,
+                            struct outcome *o)
+{
+  return s->b->ops->mig_devices(s->b, err, a->gpu, o->dev, &o->n);
+}
+
+static void show_migs(struct side *s, const struct args *a, struct outcome *o)
+{
+  show_n(s, a, o);
+  assert_true(o->n <= GS_BACKEND_MAX_MIG_DEVICES);
+  for (unsigned i = 0; i < o->n; i++)
+    print_mig(s, &o->dev[i]);
+}
+
+static int call_processes(struct side *s, struct gs_err *err, const struct args *a,
+                          struct outcome *o)
+{
+  return s->b->ops->processes(s->b, err, a->gpu, o->proc, &o->n);
+}
+
+/* In pid order: neither backend promises an order. */
+static void show_procs(struct side *s, const struct args *a, struct outcome *o)
+{
+  show_n(s, a, o);
+  assert_true(o->n <= GS_BACKEND_MAX_PROCS);
+  qsort(o->proc, o->n, sizeof(o->proc[0]), by_pid);
+  for (unsigned i = 0; i < o->n; i++)
+    sp(s, "\n      pid %u name=%s gpu=%u gi=%d ci=%d used=%u", o->proc[i].pid, o->proc[i].name,
+       o->proc[i].gpu, o->proc[i].gi, o->proc[i].ci, o->proc[i].used_mib);
+}
+
+/* Emulator controls go to each side's emulator on its own state file: for the
+ * NVML side, that is the machine libnvidia-ml.so.1 reads. */
+static int call_proc_add(struct side *s, struct gs_err *err, const struct args *a,
+                         struct outcome *o)
+{
+  struct gs_proc_info p = {.pid = a->pid, .gpu = a->gpu, .gi = a->gi, .ci = a->ci, .used_mib = 1024};
+  (void)o;
+  snprintf(p.name, sizeof(p.name), "conformance-%u", a->pid);
+  return gs_emu_proc_add(s->ctl, err, &p);
+}
+
+static int call_proc_remove(struct side *s, struct gs_err *err, const struct args *a,
+                            struct outcome *o)
+{
+  (void)o;
+  return gs_emu_proc_remove(s->ctl, err, a->pid);
+}
+
+static int call_reset_blocked(struct side *s, struct gs_err *err, const struct args *a,
+                              struct outcome *o)
+{
+  (void)o;
+  return gs_emu_set_reset_blocked(s->ctl, err, a->gpu, a->on);
+}
+
+/* The arguments an operation's header names. */
+enum {
+  F_GPU = 1, F_GI = 2, F_CI = 4, F_PROFILE = 8, F_CI_PROFILE = 16, F_START = 32, F_PID = 64,
+  F_ON = 128, F_CONTROL = 256,
+};
+
+static const struct op_kind {
+  const char *name;
+  unsigned fields;
+  int (*call)(struct side *s, struct gs_err *err, const struct args *a, struct outcome *o);
+  void (*show)(struct side *s, const struct args *a, struct outcome *o); /* on success; may be NULL */
+} op_kinds[] = {
+    [OP_GPU_COUNT] = {"gpu_count", 0, call_gpu_count, show_n},
+    [OP_GPU_INFO] = {"gpu_info", F_GPU, call_gpu_info, show_gpu_info},
+    [OP_SET_MIG] = {"set_mig_mode", F_GPU | F_ON, call_set_mig, show_activation},
+    [OP_GI_REMAINING] = {"gi_remaining", F_GPU | F_PROFILE, call_gi_remaining, show_n},
+    [OP_GI_CREATE] = {"gi_create", F_GPU | F_PROFILE | F_START, call_gi_create, show_gi},
+    [OP_GI_DESTROY] = {"gi_destroy", F_GPU | F_GI, call_gi_destroy, NULL},
+    [OP_GI_LIST] = {"gi_list", F_GPU, call_gi_list, show_gis},
+    [OP_CI_REMAINING] = {"ci_remaining", F_GPU | F_GI | F_CI_PROFILE, call_ci_remaining, show_n},
+    [OP_CI_CREATE] = {"ci_create", F_GPU | F_GI | F_CI_PROFILE | F_START, call_ci_create, show_ci},
+    [OP_CI_DESTROY] = {"ci_destroy", F_GPU | F_GI | F_CI, call_ci_destroy, NULL},
+    [OP_CI_LIST] = {"ci_list", F_GPU | F_GI, call_ci_list, show_cis},
+    [OP_MIG_DEVICES] = {"mig_devices", F_GPU, call_mig_devices, show_migs},
+    [OP_PROCESSES] = {"processes", F_GPU, call_processes, show_procs},
+    [OP_PROC_ADD] = {"proc_add", F_PID | F_GPU | F_GI | F_CI | F_CONTROL, call_proc_add, NULL},
+    [OP_PROC_REMOVE] = {"proc_remove", F_PID | F_CONTROL, call_proc_remove, NULL},
+    [OP_RESET_BLOCKED] = {"reset_blocked", F_GPU | F_ON | F_CONTROL, call_reset_blocked, NULL},
+};
+
+/* "gi_create gpu=0 profile=1g.5gb start=auto", the same on every side. */
+static void header(const struct args *a, char *out, size_t size)
+{
+  const struct op_kind *k = &op_kinds[a->op];
+  size_t len = (size_t)snprintf(out, size, "%s", k->name);
+#define ADD(...) len += (size_t)snprintf(out + len, len < size ? size - len : 0, __VA_ARGS__)
+  if (k->fields & F_PID)
+    ADD(" pid=%u", a->pid);
+  if (k->fields & F_GPU)
+    ADD(" gpu=%u", a->gpu);
+  if (k->fields & F_GI)
+    ADD(" gi=%d", a->gi);
+  if (k->fields & F_CI)
+    ADD(" ci=%d", a->ci);
+  if (k->fields & F_PROFILE)
+    ADD(" profile=%s%s", a->fixed ? a->fixed->name : a->name, a->fixed ? " (another model's)" : "");
+  if (k->fields & F_CI_PROFILE)
+    ADD(" ci_profile=%u", a->ci_profile);
+  if (k->fields & F_START) {
+    if (a->start < 0)
+      ADD(" start=auto");
+    else
+      ADD(" start=%d", a->start);
+  }
+  if (k->fields & F_ON)
+    ADD(" %s", a->on ? "on" : "off");
+  if (k->fields & F_CONTROL)
+    ADD(" (emulator control)");
+#undef ADD
+}
+
+/* Runs one operation on every side; returns the reference's code, and leaves
+ * what the reference's call filled in r->ref_out until the next operation. */
+static int run_op(struct run *r, const struct args *a)
+{
+  static struct outcome outs[2]; /* large: kept off the stack */
+  const struct op_kind *k = &op_kinds[a->op];
+  char what[256];
+  int rc0 = 0;
+  header(a, what, sizeof(what));
+  begin_op(r, "%s", what);
+  FOR_SIDES(r, s) {
+    struct outcome *o = &outs[s - r->side];
+    struct gs_err err = {0};
+    int rc;
+    memset(o, 0, sizeof(*o));
+    rc = k->call(s, &err, a, o);
+    if (rc != NO_PROFILE) {
+      result(r, s, rc, &err);
+      if (rc == 0 && k->show)
+        k->show(s, a, o);
+    }
+    sp(s, "\n");
+    if (s == REF(r))
+      rc0 = rc;
+  }
+  end_op(r);
+  r->ref_out = &outs[0];
+  return rc0;
+}
+
+/* The script's shorthands. */
+static int op_gpu_count(struct run *r)
+{
+  int rc = run_op(r, &(struct args){.op = OP_GPU_COUNT});
+  r->ngpu = r->ref_out->n;
+  assert_true(r->ngpu > 0 && r->ngpu <= GS_BACKEND_MAX_GPUS);
+  return rc;
+}
+
+static int op_gpu_info(struct run *r, unsigned gpu)
+{
+  return run_op(r, &(struct args){.op = OP_GPU_INFO, .gpu = gpu});
+}
+
+static int op_set_mig(struct run *r, unsigned gpu, bool enable)
+{
+  return run_op(r, &(struct args){.op = OP_SET_MIG, .gpu = gpu, .on = enable});
+}
+
+static int op_gi_remaining(struct run *r, unsigned gpu, const char *name)
+{
+  return run_op(r, &(struct args){.op = OP_GI_REMAINING, .gpu = gpu, .name = name});
+}
+
+static int op_gi_create(struct run *r, unsigned gpu, const char *name, int start,
+                        struct gs_gi_info *out)
+{
+  int rc = run_op(r, &(struct args){.op = OP_GI_CREATE, .gpu = gpu, .name = name, .start = start});
+  if (out)
+    *out = r->ref_out->gi[0];
+  return rc;
+}
+
+static int op_gi_destroy(struct run *r, unsigned gpu, unsigned id)
+{
+  return run_op(r, &(struct args){.op = OP_GI_DESTROY, .gpu = gpu, .gi = (int)id});
+}
+
+/* The lists copy the reference's entries to out (may be NULL). */
+static int op_gi_list(struct run *r, unsigned gpu, struct gs_gi_info out[GS_GEOM_MAX_INSTANCES],
+                      unsigned *count)
+{
+  int rc = run_op(r, &(struct args){.op = OP_GI_LIST, .gpu = gpu});
+  if (out)
+    memcpy(out, r->ref_out->gi, sizeof(r->ref_out->gi));
+  if (count)
+    *count = rc == 0 ? r->ref_out->n : 0;
+  return rc;
+}
+
+static int op_ci_remaining(struct run *r, unsigned gpu, unsigned gi, unsigned profile)
+{
+  return run_op(r, &(struct args){.op = OP_CI_REMAINING, .gpu = gpu, .gi = (int)gi,
+                                  .ci_profile = profile});
+}
+
+static int op_ci_create(struct run *r, unsigned gpu, unsigned gi, unsigned profile, int start,
+                        struct gs_ci_info *out)
+{
+  int rc = run_op(r, &(struct args){.op = OP_CI_CREATE, .gpu = gpu, .gi = (int)gi,
+                                    .ci_profile = profile, .start = start});
+  if (out)
+    *out = r->ref_out->ci[0];
+  return rc;
+}
+
+static int op_ci_destroy(struct run *r, unsigned gpu, unsigned gi, unsigned id)
+{
+  return run_op(r, &(struct args){.op = OP_CI_DESTROY, .gpu = gpu, .gi = (int)gi, .ci = (int)id});
+}
+
+static int op_ci_list(struct run *r, unsigned gpu, unsigned gi,
+                      struct gs_ci_info out[GS_GEOM_MAX_INSTANCES], unsigned *count)
+{
+  int rc = run_op(r, &(struct args){.op = OP_CI_LIST, .gpu = gpu, .gi = (int)gi});
+  if (out)
+    memcpy(out, r->ref_out->ci, sizeof(r->ref_out->ci));
+  if (count)
+    *count = rc == 0 ? r->ref_out->n : 0;
+  return rc;
+}
+
+static int op_mig_devices(struct run *r, unsigned gpu, struct gs_mig_device *out, unsigned *count)
+{
+  int rc = run_op(r, &(struct args){.op = OP_MIG_DEVICES, .gpu = gpu});
+  if (out)
+    memcpy(out, r->ref_out->dev, sizeof(r->ref_out->dev));
+  if (count)
+    *count = rc == 0 ? r->ref_out->n : 0;
+  return rc;
+}
+
+static int op_processes(struct run *r, unsigned gpu)
+{
+  return run_op(r, &(struct args){.op = OP_PROCESSES, .gpu = gpu});
+}
+
+static int op_proc_add(struct run *r, unsigned pid, unsigned gpu, int gi, int ci)
+{
+  return run_op(r, &(struct args){.op = OP_PROC_ADD, .pid = pid, .gpu = gpu, .gi = gi, .ci = ci});
+}
+
+static int op_proc_remove(struct run *r, unsigned pid)
+{
+  return run_op(r, &(struct args){.op = OP_PROC_REMOVE, .pid = pid});
+}
+
+static int op_reset_blocked(struct run *r, unsigned gpu, bool blocked)
+{
+  return run_op(r, &(struct args){.op = OP_RESET_BLOCKED, .gpu = gpu, .on = blocked});
 }
 
 /* The model a side's gpu_info returned: every GI profile and its CI profiles. */
@@ -287,378 +671,6 @@ static void op_model(struct run *r, unsigned gpu)
     sp(s, "\n");
   }
   end_op(r);
-}
-
-static int op_set_mig(struct run *r, unsigned gpu, bool enable)
-{
-  int rc0 = 0;
-  begin_op(r, "set_mig_mode gpu=%u %s", gpu, enable ? "enable" : "disable");
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    int activation = 12345;
-    int rc = s->b->ops->set_mig_mode(s->b, &err, gpu, enable, &activation);
-    result(r, s, rc, &err);
-    if (rc == 0)
-      sp(s, " activation=%s", activation == 12345 ? "(unset)" : gs_code_name(activation));
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int gi_remaining_p(struct run *r, unsigned gpu, const char *name,
-                          const struct gs_geom_gi_profile *fixed)
-{
-  int rc0 = 0;
-  begin_op(r, "gi_remaining gpu=%u profile=%s%s", gpu, name, fixed ? " (another model's)" : "");
-  FOR_SIDES(r, s) {
-    const struct gs_geom_gi_profile *p = pick_profile(s, gpu, name, fixed);
-    struct gs_err err = {0};
-    unsigned n = 0;
-    int rc = NO_PROFILE;
-    if (p) {
-      rc = s->b->ops->gi_remaining(s->b, &err, gpu, p, &n);
-      result(r, s, rc, &err);
-      if (rc == 0)
-        sp(s, " n=%u", n);
-      sp(s, "\n");
-    }
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_gi_remaining(struct run *r, unsigned gpu, const char *name)
-{
-  return gi_remaining_p(r, gpu, name, NULL);
-}
-
-static void print_gi(struct side *s, const struct gs_gi_info *g)
-{
-  sp(s, " id=%u gpu=%u profile=%s/%u at=%u:%u", g->id, g->gpu, g->profile ? g->profile->name : "(null)",
-     g->profile ? g->profile->id : 0, g->start, g->span);
-}
-
-static int gi_create_p(struct run *r, unsigned gpu, const char *name,
-                       const struct gs_geom_gi_profile *fixed, int start, struct gs_gi_info *out)
-{
-  char at[16];
-  int rc0 = 0;
-  begin_op(r, "gi_create gpu=%u profile=%s%s start=%s", gpu, name,
-           fixed ? " (another model's)" : "", start_text(start, at));
-  FOR_SIDES(r, s) {
-    const struct gs_geom_gi_profile *p = pick_profile(s, gpu, name, fixed);
-    struct gs_err err = {0};
-    struct gs_gi_info gi;
-    int rc = NO_PROFILE;
-    memset(&gi, 0, sizeof(gi));
-    if (p) {
-      rc = s->b->ops->gi_create(s->b, &err, gpu, p, start, &gi);
-      result(r, s, rc, &err);
-      if (rc == 0)
-        print_gi(s, &gi);
-      sp(s, "\n");
-    }
-    if (s == REF(r)) {
-      rc0 = rc;
-      if (out)
-        *out = gi;
-    }
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_gi_create(struct run *r, unsigned gpu, const char *name, int start,
-                        struct gs_gi_info *out)
-{
-  return gi_create_p(r, gpu, name, NULL, start, out);
-}
-
-static int op_gi_destroy(struct run *r, unsigned gpu, unsigned id)
-{
-  int rc0 = 0;
-  begin_op(r, "gi_destroy gpu=%u gi=%u", gpu, id);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    int rc = s->b->ops->gi_destroy(s->b, &err, gpu, id);
-    result(r, s, rc, &err);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_gi_list(struct run *r, unsigned gpu, struct gs_gi_info out[GS_GEOM_MAX_INSTANCES],
-                      unsigned *count)
-{
-  int rc0 = 0;
-  begin_op(r, "gi_list gpu=%u", gpu);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
-    unsigned n = 0;
-    int rc;
-    memset(gis, 0, sizeof(gis));
-    rc = s->b->ops->gi_list(s->b, &err, gpu, gis, &n);
-    result(r, s, rc, &err);
-    if (rc == 0) {
-      sp(s, " n=%u", n);
-      assert_true(n <= GS_GEOM_MAX_INSTANCES);
-      for (unsigned i = 0; i < n; i++) {
-        sp(s, "\n      gi");
-        print_gi(s, &gis[i]);
-      }
-    }
-    sp(s, "\n");
-    if (s == REF(r)) {
-      rc0 = rc;
-      if (out)
-        memcpy(out, gis, sizeof(gis));
-      if (count)
-        *count = rc == 0 ? n : 0;
-    }
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_ci_remaining(struct run *r, unsigned gpu, unsigned gi, unsigned profile)
-{
-  int rc0 = 0;
-  begin_op(r, "ci_remaining gpu=%u gi=%u ci_profile=%u", gpu, gi, profile);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    unsigned n = 0;
-    int rc = s->b->ops->ci_remaining(s->b, &err, gpu, gi, profile, &n);
-    result(r, s, rc, &err);
-    if (rc == 0)
-      sp(s, " n=%u", n);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static void print_ci(struct side *s, const struct gs_ci_info *c)
-{
-  sp(s, " id=%u gpu=%u gi=%u profile=", c->id, c->gpu, c->gi);
-  print_ci_profile(s, &c->profile);
-  sp(s, " at=%u:%u", c->start, c->span);
-}
-
-static int op_ci_create(struct run *r, unsigned gpu, unsigned gi, unsigned profile, int start,
-                        struct gs_ci_info *out)
-{
-  char at[16];
-  int rc0 = 0;
-  begin_op(r, "ci_create gpu=%u gi=%u ci_profile=%u start=%s", gpu, gi, profile,
-           start_text(start, at));
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    struct gs_ci_info ci;
-    int rc;
-    memset(&ci, 0, sizeof(ci));
-    rc = s->b->ops->ci_create(s->b, &err, gpu, gi, profile, start, &ci);
-    result(r, s, rc, &err);
-    if (rc == 0)
-      print_ci(s, &ci);
-    sp(s, "\n");
-    if (s == REF(r)) {
-      rc0 = rc;
-      if (out)
-        *out = ci;
-    }
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_ci_destroy(struct run *r, unsigned gpu, unsigned gi, unsigned id)
-{
-  int rc0 = 0;
-  begin_op(r, "ci_destroy gpu=%u gi=%u ci=%u", gpu, gi, id);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    int rc = s->b->ops->ci_destroy(s->b, &err, gpu, gi, id);
-    result(r, s, rc, &err);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_ci_list(struct run *r, unsigned gpu, unsigned gi,
-                      struct gs_ci_info out[GS_GEOM_MAX_INSTANCES], unsigned *count)
-{
-  int rc0 = 0;
-  begin_op(r, "ci_list gpu=%u gi=%u", gpu, gi);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
-    unsigned n = 0;
-    int rc;
-    memset(cis, 0, sizeof(cis));
-    rc = s->b->ops->ci_list(s->b, &err, gpu, gi, cis, &n);
-    result(r, s, rc, &err);
-    if (rc == 0) {
-      sp(s, " n=%u", n);
-      assert_true(n <= GS_GEOM_MAX_INSTANCES);
-      for (unsigned i = 0; i < n; i++) {
-        sp(s, "\n      ci");
-        print_ci(s, &cis[i]);
-      }
-    }
-    sp(s, "\n");
-    if (s == REF(r)) {
-      rc0 = rc;
-      if (out)
-        memcpy(out, cis, sizeof(cis));
-      if (count)
-        *count = rc == 0 ? n : 0;
-    }
-  }
-  end_op(r);
-  return rc0;
-}
-
-static void print_mig(struct side *s, const struct gs_mig_device *d)
-{
-  sp(s, "\n      dev %u gpu=%u gi=%u ci=%u uuid=%s legacy=%s name=%s gi_profile=%s/%u memory=%u "
-        "sms=%u",
-     d->index, d->gpu, d->gi, d->ci, d->uuid, d->legacy_uuid, d->name,
-     d->gi_profile ? d->gi_profile->name : "(null)", d->gi_profile ? d->gi_profile->id : 0,
-     d->memory_mib, d->sms);
-}
-
-/* The reference's MIG devices go to out (may be NULL). */
-static int op_mig_devices(struct run *r, unsigned gpu, struct gs_mig_device *out, unsigned *count)
-{
-  static struct gs_mig_device devs[GS_BACKEND_MAX_MIG_DEVICES];
-  int rc0 = 0;
-  begin_op(r, "mig_devices gpu=%u", gpu);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    unsigned n = 0;
-    int rc;
-    memset(devs, 0, sizeof(devs));
-    rc = s->b->ops->mig_devices(s->b, &err, gpu, devs, &n);
-    result(r, s, rc, &err);
-    if (rc == 0) {
-      sp(s, " n=%u", n);
-      assert_true(n <= GS_BACKEND_MAX_MIG_DEVICES);
-      for (unsigned i = 0; i < n; i++)
-        print_mig(s, &devs[i]);
-    }
-    sp(s, "\n");
-    if (s == REF(r)) {
-      rc0 = rc;
-      if (out)
-        memcpy(out, devs, sizeof(devs));
-      if (count)
-        *count = rc == 0 ? n : 0;
-    }
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int by_pid(const void *a, const void *b)
-{
-  const struct gs_proc_info *x = a, *y = b;
-  return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-/* Processes, in pid order (neither backend promises an order). */
-static int op_processes(struct run *r, unsigned gpu)
-{
-  static struct gs_proc_info procs[GS_BACKEND_MAX_PROCS];
-  int rc0 = 0;
-  begin_op(r, "processes gpu=%u", gpu);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    unsigned n = 0;
-    int rc;
-    memset(procs, 0, sizeof(procs));
-    rc = s->b->ops->processes(s->b, &err, gpu, procs, &n);
-    result(r, s, rc, &err);
-    if (rc == 0) {
-      sp(s, " n=%u", n);
-      assert_true(n <= GS_BACKEND_MAX_PROCS);
-      qsort(procs, n, sizeof(procs[0]), by_pid);
-      for (unsigned i = 0; i < n; i++)
-        sp(s, "\n      pid %u name=%s gpu=%u gi=%d ci=%d used=%u", procs[i].pid, procs[i].name,
-           procs[i].gpu, procs[i].gi, procs[i].ci, procs[i].used_mib);
-    }
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-/* Emulator controls go to each side's emulator on its own state file: for the
- * NVML side, that is the machine libnvidia-ml.so.1 reads. */
-static int op_proc_add(struct run *r, unsigned pid, unsigned gpu, int gi, int ci)
-{
-  int rc0 = 0;
-  begin_op(r, "proc_add pid=%u gpu=%u gi=%d ci=%d (emulator control)", pid, gpu, gi, ci);
-  FOR_SIDES(r, s) {
-    struct gs_proc_info p = {.pid = pid, .gpu = gpu, .gi = gi, .ci = ci, .used_mib = 1024};
-    struct gs_err err = {0};
-    int rc;
-    snprintf(p.name, sizeof(p.name), "conformance-%u", pid);
-    rc = gs_emu_proc_add(s->ctl, &err, &p);
-    result(r, s, rc, &err);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_proc_remove(struct run *r, unsigned pid)
-{
-  int rc0 = 0;
-  begin_op(r, "proc_remove pid=%u (emulator control)", pid);
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    int rc = gs_emu_proc_remove(s->ctl, &err, pid);
-    result(r, s, rc, &err);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
-}
-
-static int op_reset_blocked(struct run *r, unsigned gpu, bool blocked)
-{
-  int rc0 = 0;
-  begin_op(r, "reset_blocked gpu=%u %s (emulator control)", gpu, blocked ? "on" : "off");
-  FOR_SIDES(r, s) {
-    struct gs_err err = {0};
-    int rc = gs_emu_set_reset_blocked(s->ctl, &err, gpu, blocked);
-    result(r, s, rc, &err);
-    sp(s, "\n");
-    if (s == REF(r))
-      rc0 = rc;
-  }
-  end_op(r);
-  return rc0;
 }
 
 /* ---- opening and closing the sides ---- */
@@ -740,24 +752,42 @@ static void inventory(struct run *r)
   op_gpu_info(r, 1000);
 }
 
-/* Every GI/CI call refused with MIG disabled; the device and process lists. */
+/* Every GI, CI, device and process call once, with ids that would be valid
+ * on a GPU in MIG mode; `gpu` and the GI profile's name are filled in. */
+static const struct args every_call[] = {
+    {.op = OP_GI_REMAINING},
+    {.op = OP_GI_CREATE, .start = -1},
+    {.op = OP_GI_CREATE, .start = 0},
+    {.op = OP_GI_LIST},
+    {.op = OP_GI_DESTROY, .gi = 0},
+    {.op = OP_GI_DESTROY, .gi = 7},
+    {.op = OP_CI_REMAINING, .gi = 0, .ci_profile = 0},
+    {.op = OP_CI_CREATE, .gi = 0, .ci_profile = 0, .start = -1},
+    {.op = OP_CI_CREATE, .gi = 0, .ci_profile = 0, .start = 0},
+    {.op = OP_CI_LIST, .gi = 0},
+    {.op = OP_CI_DESTROY, .gi = 0, .ci = 0},
+    {.op = OP_MIG_DEVICES},
+    {.op = OP_PROCESSES},
+};
+
+static void every_call_on(struct run *r, unsigned gpu, const char *profile)
+{
+  for (size_t i = 0; i < GS_NITEMS(every_call); i++) {
+    struct args a = every_call[i];
+    a.gpu = gpu;
+    a.name = profile;
+    run_op(r, &a);
+  }
+}
+
+/* Every GI/CI call refused with MIG disabled (every profile's remaining
+ * count); the device and process lists. */
 static void mig_disabled(struct run *r, unsigned gpu)
 {
   const struct gs_geom_model *m = ref_model(r, gpu);
-  for (unsigned k = 0; k < m->ngi; k++)
+  for (unsigned k = 1; k < m->ngi; k++)
     op_gi_remaining(r, gpu, m->gi[k].name);
-  op_gi_create(r, gpu, m->gi[0].name, -1, NULL);
-  op_gi_create(r, gpu, m->gi[0].name, 0, NULL);
-  op_gi_list(r, gpu, NULL, NULL);
-  op_gi_destroy(r, gpu, 0);
-  op_gi_destroy(r, gpu, 7);
-  op_ci_remaining(r, gpu, 0, 0);
-  op_ci_create(r, gpu, 0, 0, -1, NULL);
-  op_ci_create(r, gpu, 0, 0, 0, NULL);
-  op_ci_list(r, gpu, 0, NULL, NULL);
-  op_ci_destroy(r, gpu, 0, 0);
-  op_mig_devices(r, gpu, NULL, NULL);
-  op_processes(r, gpu);
+  every_call_on(r, gpu, m->gi[0].name);
 }
 
 /* A process outside MIG holds the GPU while MIG is enabled: Ampere leaves
@@ -881,8 +911,8 @@ static void gi_explicit(struct run *r, unsigned gpu)
     op_gi_destroy(r, gpu, gi.id);
   }
   assert_non_null(other);
-  gi_remaining_p(r, gpu, other->gi[0].name, &other->gi[0]);
-  gi_create_p(r, gpu, other->gi[0].name, &other->gi[0], -1, NULL);
+  run_op(r, &(struct args){.op = OP_GI_REMAINING, .gpu = gpu, .fixed = &other->gi[0]});
+  run_op(r, &(struct args){.op = OP_GI_CREATE, .gpu = gpu, .fixed = &other->gi[0], .start = -1});
   clear_gpu(r, gpu);
 }
 
@@ -989,21 +1019,10 @@ static void in_use(struct run *r, unsigned gpu)
 /* Every call with a GPU index the machine does not have. */
 static void bad_gpu(struct run *r, unsigned gpu)
 {
-  const char *name = ref_model(r, 0)->gi[0].name;
   op_gpu_info(r, gpu);
   op_set_mig(r, gpu, true);
   op_set_mig(r, gpu, false);
-  op_gi_remaining(r, gpu, name);
-  op_gi_create(r, gpu, name, -1, NULL);
-  op_gi_create(r, gpu, name, 0, NULL);
-  op_gi_destroy(r, gpu, 0);
-  op_gi_list(r, gpu, NULL, NULL);
-  op_ci_remaining(r, gpu, 0, 0);
-  op_ci_create(r, gpu, 0, 0, -1, NULL);
-  op_ci_destroy(r, gpu, 0, 0);
-  op_ci_list(r, gpu, 0, NULL, NULL);
-  op_mig_devices(r, gpu, NULL, NULL);
-  op_processes(r, gpu);
+  every_call_on(r, gpu, ref_model(r, 0)->gi[0].name);
 }
 
 /* ---- the random part: choices come from the seed and the reference's state ---- */
@@ -1097,11 +1116,11 @@ static void random_op(struct run *r)
   } else if (k < 90) {
     unsigned gi = some_gi(r, gpu);
     op_ci_remaining(r, gpu, gi, some_ci_profile(r, gpu, gi));
-  } else if (k < 93) {
+  } else if (k < 92) {
     op_gi_list(r, gpu, NULL, NULL);
-  } else if (k < 96) {
+  } else if (k < 94) {
     op_ci_list(r, gpu, some_gi(r, gpu), NULL, NULL);
-  } else if (k < 95) {
+  } else if (k < 96) {
     op_mig_devices(r, gpu, NULL, NULL);
   } else if (k < 98) {
     random_proc_op(r, gpu);

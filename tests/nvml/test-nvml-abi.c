@@ -3,7 +3,23 @@
  * x86-64 (LP64), every struct-version value, nvmlReturn_t value, profile enum,
  * buffer size, MIG mode and device-fact constant, every entry point's C type
  * and symbol name. The expected numbers are written out by hand from
- * shared/reference/mig-facts.md §2, §5, §6 and NVML's header (API version 13). */
+ * shared/reference/mig-facts.md §2, §5, §6 and NVML's header (API version 13).
+ *
+ * The header they were checked against: NVIDIA's nvml.h as NVIDIA/go-nvml
+ * keeps it, gen/nvml/nvml.h at commit 2f9e261f (NVML_API_VERSION 13, line
+ * 111; pkg/nvml/nvml.h there is go-nvml's edit, handles wrapped in structs).
+ * scripts/check-nvml-abi.py compiled both headers and found all 368 sizes,
+ * offsets, constants, enum values and struct-version macros of nvml_abi.h
+ * equal, all 72 prototypes compatible, and all 412 functions nvml.h declares
+ * exported by nvml-emu. Where in that header: NVML_STRUCT_VERSION (sizeof |
+ * ver << 24) line 141; nvmlPciInfo_t 196, nvmlMemory_v2_t 268,
+ * nvmlProcessInfo_v2_t / nvmlProcessInfo_t 304, nvmlDeviceAttributes_t 362,
+ * nvmlBrandType_t 910, nvmlReturn_t 1295, nvmlTemperature_v1 5996, the GPU
+ * instance profile enums 12496, nvmlGpuInstanceProfileInfo_v2_t 12581 (its
+ * version macro 12601), _v3_t 12609, nvmlGpuInstanceInfo_t 12631, the compute
+ * instance profile enums 12645, nvmlComputeInstanceProfileInfo_v2_t 12689,
+ * _v3_t 12715, nvmlComputeInstanceInfo_t 12736; the MIG functions from
+ * nvmlDeviceSetMigMode on (line 12780 onwards), the legacy v1 names at 14533. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

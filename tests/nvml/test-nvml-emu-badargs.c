@@ -10,7 +10,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <elf.h>
 #include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../support/gs-nvml-emu.h"
@@ -1103,6 +1107,70 @@ static void every_entry_point_has_a_case(void **state)
   assert_int_equal(GS_NITEMS(cases), GS_NITEMS(implemented));
 }
 
+/* The names the library really exports (its ELF .dynsym: what `nm -D
+ * --defined-only` lists), not what its headers say it does. */
+static unsigned exported_names(char names[][64], unsigned max)
+{
+  struct link_map *lm = NULL;
+  unsigned n = 0;
+  assert_int_equal(dlinfo(api.lib, RTLD_DI_LINKMAP, &lm), 0);
+  FILE *f = fopen(lm->l_name, "rb");
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long size = ftell(f);
+  assert_true(size > (long)sizeof(Elf64_Ehdr));
+  unsigned char *img = malloc((size_t)size);
+  assert_non_null(img);
+  rewind(f);
+  assert_int_equal(fread(img, 1, (size_t)size, f), (size_t)size);
+  fclose(f);
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+  assert_int_equal(eh->e_ident[EI_CLASS], ELFCLASS64);
+  const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    if (sh[i].sh_type != SHT_DYNSYM)
+      continue;
+    const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+    const char *str = (const char *)(img + sh[sh[i].sh_link].sh_offset);
+    for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++) {
+      if (sym[k].st_shndx == SHN_UNDEF || ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL ||
+          ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC)
+        continue;
+      assert_true(n < max);
+      snprintf(names[n++], 64, "%s", str + sym[k].st_name);
+    }
+  }
+  free(img);
+  return n;
+}
+
+/* Every function the library exports is either implemented, and then has
+ * its case above, or one of the NOT_SUPPORTED stubs that unsupported_stubs
+ * calls: a new export with neither fails here. */
+static void every_export_is_covered(void **state)
+{
+#define GS__STUB(name) #name,
+  static const char *const stubs[] = {GS_NVML_UNSUPPORTED_FUNCTIONS(GS__STUB)};
+#undef GS__STUB
+  static char names[1024][64];
+  unsigned n = exported_names(names, 1024), with_case = 0, stubbed = 0;
+  (void)state;
+  for (unsigned i = 0; i < n; i++) {
+    unsigned found = 0;
+    for (size_t k = 0; k < GS_NITEMS(cases); k++)
+      found += strcmp(cases[k].name, names[i]) == 0;
+    with_case += found;
+    for (size_t k = 0; !found && k < GS_NITEMS(stubs); k++)
+      stubbed += found = strcmp(stubs[k], names[i]) == 0;
+    if (!found)
+      fail_msg("%s is exported but has no bad-argument case and is no NOT_SUPPORTED stub", names[i]);
+  }
+  print_message("%u exports: %u with a bad-argument case, %u NOT_SUPPORTED stubs\n", n, with_case,
+                stubbed);
+  assert_int_equal(with_case, GS_NITEMS(cases));
+  assert_int_equal(stubbed, GS_NITEMS(stubs));
+}
+
 static void run_all(struct ctx *c)
 {
   for (size_t k = 0; k < GS_NITEMS(cases); k++) {
@@ -1269,6 +1337,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_entry_point_has_a_case),
+      cmocka_unit_test(every_export_is_covered),
       cmocka_unit_test(before_any_init),
       cmocka_unit_test(initialized),
       cmocka_unit_test(after_shutdown),
