@@ -101,6 +101,21 @@ wait $pa; ra=$?
 wait $pb; rb=$?
 if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && g assert -f "$root/c.yaml" -c all-1g >/dev/null; then ok; else
   fail "two applies with --wait: exits $ra and $rb"; fi
+# Two applies of different configs at once, three times: both succeed, one
+# after the other, and the GPUs end in exactly one of the two layouts.
+for round in 1 2 3; do
+  g apply -f "$root/c.yaml" -c balanced >/dev/null
+  g apply -f "$root/c.yaml" -c all-1g --wait 60 >"$root/a.out" 2>&1 &
+  pa=$!
+  g apply -f "$root/c.yaml" -c big --wait 60 >"$root/b.out" 2>&1 &
+  pb=$!
+  wait $pa; ra=$?
+  wait $pb; rb=$?
+  g assert -f "$root/c.yaml" -c all-1g >/dev/null 2>&1; sa=$?
+  g assert -f "$root/c.yaml" -c big >/dev/null 2>&1; sb=$?
+  if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && [ $((sa + sb)) -eq 1 ]; then ok; else
+    fail "round $round: two applies of different configs: exits $ra and $rb, asserts $sa and $sb"; fi
+done
 # Without --wait the second one fails at once, naming the lock, and changes nothing.
 g apply -f "$root/c.yaml" -c off >/dev/null
 ( flock -x 9; sleep 3 ) 9>"$root/two.apply.lock" &
