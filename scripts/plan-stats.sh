@@ -3,7 +3,8 @@
 # A100-40GB layouts (the 19 maximal ones, then all 298 valid ones) it counts
 # the destroy and create steps of our plans against mig-parted's apply, which
 # wipes a GPU whose profile counts differ and recreates every GI and CI.
-# Builds and runs tests/layout/test-layout-plan-pairs, which checks each plan.
+# Builds and runs tests/layout/test-layout-plan-pairs, which checks each plan;
+# it also prints what destroying everything, then creating everything, costs.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}

@@ -21,6 +21,8 @@ struct gs_gpu_info {
   char name[GS_BACKEND_NAME_SIZE];  /* "NVIDIA A100-SXM4-40GB" */
   char uuid[GS_BACKEND_UUID_SIZE];  /* "GPU-xxxxxxxx-..." */
   char pci_bus_id[32];              /* "00000000:07:00.0" */
+  unsigned pci_device_id;           /* device << 16 | vendor (0x20B010DE); 0: unknown */
+  unsigned pci_subsystem_id;        /* subsystem device << 16 | subsystem vendor; 0: unknown */
   const struct gs_geom_model *model;
   bool mig_current, mig_pending;
   unsigned memory_mib;

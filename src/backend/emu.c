@@ -187,6 +187,8 @@ static void fill_gpu_info(const struct gs__emu_state *st, unsigned gpu, struct g
     snprintf(out->pci_bus_id, sizeof(out->pci_bus_id), "00000000:%s:00.0", pci_buses[gpu]);
   else
     snprintf(out->pci_bus_id, sizeof(out->pci_bus_id), "00000001:%02X:00.0", gpu);
+  /* As nvml-emu reports them: the model's id, the board's own as subsystem. */
+  out->pci_device_id = out->pci_subsystem_id = g->model->pci_id;
   out->mig_current = g->mig_current;
   out->mig_pending = g->mig_pending;
   out->memory_mib = g->model->memory_mib;

@@ -411,8 +411,11 @@ static int nvml_gpu_info(struct gs_backend *b, struct gs_err *err, unsigned gpu,
   snprintf(out->name, sizeof(out->name), "%s", g->name);
   if ((rc = n->api.nvmlDeviceGetUUID(g->dev, out->uuid, sizeof(out->uuid))) != NVML_SUCCESS)
     return nvml_fail(err, n, rc, "GPU %u: cannot read its UUID", gpu);
-  if (n->api.nvmlDeviceGetPciInfo_v3 && n->api.nvmlDeviceGetPciInfo_v3(g->dev, &pci) == NVML_SUCCESS)
+  if (n->api.nvmlDeviceGetPciInfo_v3 && n->api.nvmlDeviceGetPciInfo_v3(g->dev, &pci) == NVML_SUCCESS) {
     snprintf(out->pci_bus_id, sizeof(out->pci_bus_id), "%s", pci.busId[0] ? pci.busId : pci.busIdLegacy);
+    out->pci_device_id = pci.pciDeviceId;
+    out->pci_subsystem_id = pci.pciSubSystemId;
+  }
   read_mig_mode(n, g->dev, &out->mig_current, &out->mig_pending);
   if (n->api.nvmlDeviceGetMemoryInfo && n->api.nvmlDeviceGetMemoryInfo(g->dev, &mem) == NVML_SUCCESS)
     out->memory_mib = (unsigned)(mem.total / MIB);

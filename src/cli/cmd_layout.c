@@ -11,14 +11,18 @@
 
 struct layout_opts {
   const char *file, *config, *format, *hooks;
-  bool dry_run, force;
+  bool dry_run, force, mode_only, valid_only;
   unsigned wait;
 };
 
+/* What the verbs print: each GPU's plan as text (or JSON with --json), and
+ * for assert what the GPU has against what the config wants. */
 struct report {
   struct gs_backend *b;
+  const struct gs_layout_selection *sel;
   unsigned changes;
-  bool quiet_ops;
+  bool json, assert_only;
+  json_t *gpus;
 };
 
 static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
@@ -33,6 +37,8 @@ static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
   case 'k': o->hooks = value; return 0;
   case 'n': o->dry_run = true; return 0;
   case 'x': o->force = true; return 0;
+  case 'm': o->mode_only = true; return 0;
+  case 'a': o->valid_only = true; return 0;
   case 'w':
     if (cli_parse_ids(value, "--wait", v, 1) < 0)
       return GS_EXIT_USAGE;
@@ -48,19 +54,22 @@ static const struct option layout_extra[] = {
     {"selected-config", required_argument, NULL, 'c'}, {"config", required_argument, NULL, 'c'},
     {"format", required_argument, NULL, 'F'},      {"dry-run", no_argument, NULL, 'n'},
     {"force", no_argument, NULL, 'x'},             {"wait", required_argument, NULL, 'w'},
-    {"hooks-file", required_argument, NULL, 'k'},
+    {"hooks-file", required_argument, NULL, 'k'},   {"mode-only", no_argument, NULL, 'm'},
+    {"valid-config", no_argument, NULL, 'a'},
     {0},
 };
 
-/* -f and -c, or mig-parted's environment variables for them. */
-static int need_file_and_config(struct layout_opts *o, const char *usage)
+/* -f (and -c, unless the file holds one config), or mig-parted's
+ * environment variables for them. */
+static int need_file(struct layout_opts *o, const char *usage)
 {
+  const char *env = getenv("MIG_PARTED_SELECTED_CONFIG");
   if (!o->file)
     o->file = getenv("MIG_PARTED_CONFIG_FILE");
-  if (!o->config)
-    o->config = getenv("MIG_PARTED_SELECTED_CONFIG");
-  if (!o->file || !o->config)
-    return cli_usage("name the config file with -f and the config with -c; usage: %s", usage);
+  if (!o->config && env && *env)
+    o->config = env;
+  if (!o->file || !*o->file)
+    return cli_usage("name the config file with -f (and the config with -c); usage: %s", usage);
   return 0;
 }
 
@@ -76,7 +85,7 @@ static void lock_path(struct gs_backend *b, char out[PATH_MAX])
     snprintf(out, PATH_MAX, "/var/lib/gpuslice/apply");
 }
 
-static int load_selection(struct cli *c, const struct layout_opts *o, struct gs_backend *b,
+static int load_selection(struct cli *c, struct layout_opts *o, struct gs_backend *b,
                           struct gs_layout_file **file, struct gs_layout_selection *sel)
 {
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
@@ -97,6 +106,7 @@ static int load_selection(struct cli *c, const struct layout_opts *o, struct gs_
   free(text);
   if (rc || (rc = gs_layout_find(&err, *file, o->config, &cfg)) != 0)
     return cli_usage("%s", err.msg);
+  o->config = cfg->name;
   if ((rc = b->ops->gpu_count(b, &err, &n)) != 0)
     return cli_fail(&err);
   for (unsigned g = 0; g < n; g++)
@@ -148,16 +158,79 @@ static const char *ci_name(struct gs_backend *b, unsigned gpu, const struct gs_g
   return buf;
 }
 
-static void describe_op(struct report *r, unsigned gpu, const struct gs_layout_plan *p,
-                        const struct gs_layout_op *op)
+static const struct gs_layout_current_gi *current_gi(const struct gs_layout_current *cur, unsigned id)
 {
-  char name[GS_GEOM_NAME_SIZE + 16];
+  for (unsigned i = 0; i < cur->ngi; i++)
+    if (cur->gi[i].gi.id == id)
+      return &cur->gi[i];
+  return NULL;
+}
+
+static bool plan_destroys(const struct gs_layout_plan *p, unsigned gi_id)
+{
+  for (unsigned i = 0; i < p->nops; i++)
+    if (p->op[i].kind == GS_LAYOUT_DESTROY_GI && p->op[i].gi_id == gi_id)
+      return true;
+  return false;
+}
+
+/* "3g.20gb at 4:4" for a current GI (or "?" when the id is not there). */
+static const char *gi_where(const struct gs_layout_current *cur, unsigned id, char *buf, size_t size)
+{
+  const struct gs_layout_current_gi *g = current_gi(cur, id);
+  if (!g)
+    snprintf(buf, size, "?");
+  else
+    snprintf(buf, size, "%s at %u:%u", g->gi.profile->name, g->gi.start, g->gi.profile->span);
+  return buf;
+}
+
+/* "MIG enabled: 3g.20gb@4 2g.10gb@2": what a GPU has now. */
+static void describe_current(const struct gs_layout_current *cur, char *buf, size_t size)
+{
+  size_t used = (size_t)snprintf(buf, size, "MIG %s%s", cur->mig_current ? "enabled" : "disabled",
+                                 cur->mig_current != cur->mig_pending ? " (change pending)" : "");
+  for (unsigned i = 0; i < cur->ngi && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s@%u", i ? " " : ": ", cur->gi[i].gi.profile->name,
+                             cur->gi[i].gi.start);
+  if (cur->mig_current && !cur->ngi && used < size)
+    snprintf(buf + used, size - used, ", no GPU instances");
+}
+
+/* "MIG enabled: 1g.5gb x2 3g.20gb@4": what the config wants. */
+static void describe_target(const struct gs_layout_target *t, char *buf, size_t size)
+{
+  size_t used = (size_t)snprintf(buf, size, "MIG %s", t->mig_enabled ? "enabled" : "disabled");
+  for (unsigned i = 0; i < t->ngi && used < size; i++) {
+    unsigned same = 0, j;
+    for (j = 0; j < i && !(t->gi[j].profile == t->gi[i].profile && t->gi[j].start < 0 && t->gi[i].start < 0); j++)
+      ;
+    if (j < i)
+      continue; /* counted with the first of its kind */
+    for (j = i; t->gi[i].start < 0 && j < t->ngi; j++)
+      same += t->gi[j].profile == t->gi[i].profile && t->gi[j].start < 0;
+    if (t->gi[i].start >= 0)
+      used += (size_t)snprintf(buf + used, size - used, "%s%s@%d", i ? " " : ": ", t->gi[i].profile->name,
+                               t->gi[i].start);
+    else
+      used += (size_t)snprintf(buf + used, size - used, "%s%s x%u", i ? " " : ": ", t->gi[i].profile->name,
+                               same);
+  }
+  if (t->mig_enabled && !t->ngi && used < size)
+    snprintf(buf + used, size - used, ", no GPU instances");
+}
+
+static void print_op(struct report *r, unsigned gpu, const struct gs_layout_current *cur,
+                     const struct gs_layout_plan *p, const struct gs_layout_op *op)
+{
+  char name[GS_GEOM_NAME_SIZE + 16], where[GS_GEOM_NAME_SIZE + 32];
   switch (op->kind) {
   case GS_LAYOUT_DESTROY_CI:
-    printf("  destroy compute instance %u of GPU instance %u\n", op->ci_id, op->gi_id);
+    printf("  destroy compute instance %u of GPU instance %u (%s)\n", op->ci_id, op->gi_id,
+           gi_where(cur, op->gi_id, where, sizeof(where)));
     break;
   case GS_LAYOUT_DESTROY_GI:
-    printf("  destroy GPU instance %u\n", op->gi_id);
+    printf("  destroy GPU instance %u (%s)\n", op->gi_id, gi_where(cur, op->gi_id, where, sizeof(where)));
     break;
   case GS_LAYOUT_SET_MIG:
     printf("  %s MIG mode%s\n", op->mig_enable ? "enable" : "disable",
@@ -168,23 +241,91 @@ static void describe_op(struct report *r, unsigned gpu, const struct gs_layout_p
     break;
   case GS_LAYOUT_CREATE_CI: {
     const struct gs_geom_gi_profile *gi = op->gi_op >= 0 ? p->op[op->gi_op].profile : NULL;
-    printf("  create compute instance %s in %s%s\n", ci_name(r->b, gpu, gi, op->ci.profile_id, name, sizeof(name)),
-           op->gi_op >= 0 ? "the new " : "GPU instance ",
-           op->gi_op >= 0 ? gi->name : (snprintf(name, sizeof(name), "%u", op->gi_id), name));
+    if (!gi && current_gi(cur, op->gi_id))
+      gi = current_gi(cur, op->gi_id)->gi.profile;
+    ci_name(r->b, gpu, gi, op->ci.profile_id, name, sizeof(name));
+    if (op->gi_op >= 0)
+      printf("  create compute instance %s at %d in the new %s\n", name, op->ci.start, gi->name);
+    else
+      printf("  create compute instance %s at %d in GPU instance %u (%s)\n", name, op->ci.start, op->gi_id,
+             gi_where(cur, op->gi_id, where, sizeof(where)));
     break;
   }
   }
 }
 
+static json_t *op_json(struct report *r, unsigned gpu, const struct gs_layout_current *cur,
+                       const struct gs_layout_plan *p, const struct gs_layout_op *op)
+{
+  const struct gs_layout_current_gi *g = current_gi(cur, op->gi_id);
+  const struct gs_geom_gi_profile *gi = op->gi_op >= 0 ? p->op[op->gi_op].profile : g ? g->gi.profile : NULL;
+  char name[GS_GEOM_NAME_SIZE + 16];
+  switch (op->kind) {
+  case GS_LAYOUT_DESTROY_CI:
+    return json_pack("{s:s, s:i, s:i}", "op", "destroy-ci", "gpu_instance", op->gi_id, "compute_instance",
+                     op->ci_id);
+  case GS_LAYOUT_DESTROY_GI:
+    return json_pack("{s:s, s:i, s:s?, s:i}", "op", "destroy-gi", "gpu_instance", op->gi_id, "profile",
+                     g ? g->gi.profile->name : NULL, "start", g ? (int)g->gi.start : -1);
+  case GS_LAYOUT_SET_MIG:
+    return json_pack("{s:s, s:b}", "op", op->mig_enable ? "enable-mig" : "disable-mig", "gpu_reset",
+                     p->needs_reset);
+  case GS_LAYOUT_CREATE_GI:
+    return json_pack("{s:s, s:s, s:i, s:i}", "op", "create-gi", "profile", op->profile->name, "start",
+                     op->start, "size", op->profile->span);
+  case GS_LAYOUT_CREATE_CI:
+    ci_name(r->b, gpu, gi, op->ci.profile_id, name, sizeof(name));
+    if (op->gi_op >= 0)
+      return json_pack("{s:s, s:s, s:i, s:i}", "op", "create-ci", "profile", name, "start", op->ci.start,
+                       "in_step", op->gi_op);
+    return json_pack("{s:s, s:s, s:i, s:i}", "op", "create-ci", "profile", name, "start", op->ci.start,
+                     "gpu_instance", op->gi_id);
+  }
+  return json_null();
+}
+
+static void plan_json(struct report *r, unsigned gpu, const struct gs_layout_current *cur,
+                      const struct gs_layout_plan *p, unsigned destroys, unsigned creates)
+{
+  struct gs_gpu_info info;
+  struct gs_err err = {0};
+  json_t *kept = json_array(), *steps = json_array();
+  const bool want = r->sel && gpu < r->sel->ngpu && r->sel->target[gpu].mig_enabled;
+  for (unsigned i = 0; i < cur->ngi; i++)
+    if (!plan_destroys(p, cur->gi[i].gi.id))
+      json_array_append_new(kept, json_pack("{s:i, s:s, s:i, s:i}", "gpu_instance", cur->gi[i].gi.id, "profile",
+                                            cur->gi[i].gi.profile->name, "start", cur->gi[i].gi.start,
+                                            "size", cur->gi[i].gi.profile->span));
+  for (unsigned i = 0; i < p->nops; i++)
+    json_array_append_new(steps, op_json(r, gpu, cur, p, &p->op[i]));
+  if (r->b->ops->gpu_info(r->b, &err, gpu, &info) != 0)
+    info.model = NULL;
+  json_array_append_new(r->gpus,
+                        json_pack("{s:i, s:s?, s:b, s:{s:b, s:b, s:b, s:b}, s:o, s:o, s:i, s:i}", "gpu", gpu,
+                                  "model", info.model ? info.model->key : NULL, "matches", p->nops == 0,
+                                  "mig", "enabled", cur->mig_current, "pending", cur->mig_pending, "wanted",
+                                  want, "gpu_reset", p->needs_reset, "kept", kept, "steps", steps,
+                                  "destroys", destroys, "creates", creates));
+}
+
 static void on_plan(void *arg, unsigned gpu, const struct gs_layout_plan *p)
 {
   struct report *r = arg;
+  struct gs_layout_current cur;
+  struct gs_err err = {0};
+  char now[512], want[512], where[GS_GEOM_NAME_SIZE + 32];
   unsigned destroys = 0, creates = 0;
+  if (gs_layout_read_current(&err, r->b, gpu, &cur) != 0)
+    memset(&cur, 0, sizeof(cur));
   for (unsigned i = 0; i < p->nops; i++) {
     destroys += p->op[i].kind == GS_LAYOUT_DESTROY_GI || p->op[i].kind == GS_LAYOUT_DESTROY_CI;
     creates += p->op[i].kind == GS_LAYOUT_CREATE_GI || p->op[i].kind == GS_LAYOUT_CREATE_CI;
   }
   r->changes += p->nops;
+  if (r->json) {
+    plan_json(r, gpu, &cur, p, destroys, creates);
+    return;
+  }
   if (p->nops == 0) {
     printf("GPU %u: already as configured (%u GPU instance%s kept)\n", gpu, p->kept_gis,
            p->kept_gis == 1 ? "" : "s");
@@ -192,20 +333,28 @@ static void on_plan(void *arg, unsigned gpu, const struct gs_layout_plan *p)
   }
   printf("GPU %u: keep %u GPU instance%s; %u destroy and %u create operation%s\n", gpu, p->kept_gis,
          p->kept_gis == 1 ? "" : "s", destroys, creates, destroys + creates == 1 ? "" : "s");
+  if (r->assert_only && r->sel && gpu < r->sel->ngpu) {
+    describe_current(&cur, now, sizeof(now));
+    describe_target(&r->sel->target[gpu], want, sizeof(want));
+    printf("  has:    %s\n  config: %s\n", now, want);
+  }
+  for (unsigned i = 0; i < cur.ngi; i++)
+    if (!plan_destroys(p, cur.gi[i].gi.id))
+      printf("  keep GPU instance %u (%s)\n", cur.gi[i].gi.id, gi_where(&cur, cur.gi[i].gi.id, where, sizeof(where)));
   for (unsigned i = 0; i < p->nops; i++)
-    describe_op(r, gpu, p, &p->op[i]);
+    print_op(r, gpu, &cur, p, &p->op[i]);
 }
 
 static void on_op(void *arg, unsigned gpu, const struct gs_layout_op *op, unsigned new_id, int rc,
                   const struct gs_err *err)
 {
   struct report *r = arg;
+  if (r->json)
+    return;
   if (rc) {
     printf("GPU %u: failed: %s\n", gpu, err ? err->msg : gs_code_text(rc));
     return;
   }
-  if (r->quiet_ops)
-    return;
   if (op->kind == GS_LAYOUT_CREATE_GI)
     printf("GPU %u: created GPU instance ID %u (%s at %u:%u)\n", gpu, new_id, op->profile->name,
            op->start, op->profile->span);
@@ -221,6 +370,60 @@ static void on_op(void *arg, unsigned gpu, const struct gs_layout_op *op, unsign
 
 /* ---- the verbs ---- */
 
+/* mig-parted's assert counts a GPU that no entry names as not applied; so
+ * does ours. Returns how many there are, printed (or listed in `unnamed`). */
+static unsigned report_unnamed(struct report *r, const struct gs_layout_selection *sel, const char *config,
+                               json_t *unnamed)
+{
+  struct gs_gpu_info info;
+  struct gs_err err = {0};
+  unsigned n = 0;
+  for (unsigned g = 0; g < sel->ngpu; g++) {
+    if (sel->named[g])
+      continue;
+    n++;
+    if (r->json)
+      json_array_append_new(unnamed, json_integer(g));
+    else
+      printf("GPU %u (%s): no entry of config %s names it\n", g,
+             r->b->ops->gpu_info(r->b, &err, g, &info) == 0 ? info.model->key : "?", config);
+  }
+  return n;
+}
+
+/* The variables nvidia-mig-parted gives its hooks (one per apply flag), and
+ * ours. */
+static void hook_env(const struct layout_opts *o, char env[][PATH_MAX + 40], char **envp)
+{
+  snprintf(env[0], PATH_MAX + 40, "MIG_PARTED_CONFIG_FILE=%s", o->file);
+  snprintf(env[1], PATH_MAX + 40, "MIG_PARTED_SELECTED_CONFIG=%s", o->config);
+  snprintf(env[2], PATH_MAX + 40, "MIG_PARTED_HOOKS_FILE=%s", o->hooks ? o->hooks : "");
+  snprintf(env[3], PATH_MAX + 40, "MIG_PARTED_MODE_CHANGE_ONLY=%s", o->mode_only ? "true" : "false");
+  snprintf(env[4], PATH_MAX + 40, "MIG_PARTED_SKIP_RESET=false");
+  snprintf(env[5], PATH_MAX + 40, "GPUSLICE_CONFIG_FILE=%s", o->file);
+  snprintf(env[6], PATH_MAX + 40, "GPUSLICE_SELECTED_CONFIG=%s", o->config);
+  for (unsigned i = 0; i < 7; i++)
+    envp[i] = env[i];
+  envp[7] = NULL;
+}
+
+static int print_outcome(const struct report *r, const struct layout_opts *o, bool assert_only,
+                         bool matches, json_t *unnamed)
+{
+  if (r->json)
+    return cli_print_json(json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:O, s:O}", "file", o->file, "config",
+                                    o->config, "dry_run", o->dry_run || assert_only, "mode_only", o->mode_only,
+                                    "matches", matches, "applied", !(o->dry_run || assert_only), "gpus",
+                                    r->gpus, "unnamed", unnamed));
+  if (assert_only && matches)
+    printf("Config %s matches\n", o->config);
+  else if (o->dry_run || assert_only)
+    printf("Dry run: nothing was changed\n");
+  else
+    printf("Config %s applied\n", o->config);
+  return 0;
+}
+
 static int run_apply_like(struct cli *c, int argc, char **argv, const char *usage, bool assert_only)
 {
   struct layout_opts o = {0};
@@ -228,50 +431,64 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
   struct gs_layout_selection sel = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
-  struct report r = {0};
-  char lock[PATH_MAX], env[4][PATH_MAX + 32];
-  char *envp[] = {env[0], env[1], env[2], env[3], NULL};
+  struct report r = {.sel = &sel, .assert_only = assert_only};
+  char lock[PATH_MAX], env[7][PATH_MAX + 40], *envp[8];
   struct gs_layout_hooks *hooks = NULL;
   struct gs_layout_apply_opts ao = {.on_plan = on_plan, .on_op = on_op, .arg = &r};
+  json_t *unnamed = json_array();
+  unsigned nunnamed;
+  bool matches;
   int rc, first = cli_getopt(c, argc, argv, usage, layout_extra, on_layout_opt, &o);
-  if (first <= 0)
-    return -first;
-  if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
-  if ((rc = need_file_and_config(&o, usage)) != 0 || (rc = cli_backend(c, &b)) != 0)
-    return rc;
-  r.b = b;
-  if ((rc = load_selection(c, &o, b, &file, &sel)) != 0 || (rc = load_hooks(&o, &hooks)) != 0)
+  r.gpus = json_array();
+  if (first <= 0) {
+    rc = -first;
     goto out;
-  /* What mig-parted's hooks expect to find, under its names and ours. */
-  snprintf(env[0], sizeof(env[0]), "MIG_PARTED_CONFIG_FILE=%s", o.file);
-  snprintf(env[1], sizeof(env[1]), "MIG_PARTED_SELECTED_CONFIG=%s", o.config);
-  snprintf(env[2], sizeof(env[2]), "GPUSLICE_CONFIG_FILE=%s", o.file);
-  snprintf(env[3], sizeof(env[3]), "GPUSLICE_SELECTED_CONFIG=%s", o.config);
+  }
+  if (first < argc)
+    rc = cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  else if (o.valid_only && !assert_only)
+    rc = cli_usage("--valid-config belongs to assert: `gpuslice assert -a -f FILE -c NAME`");
+  else if ((rc = need_file(&o, usage)) == 0 && (rc = cli_backend(c, &b)) == 0 &&
+           (rc = load_selection(c, &o, b, &file, &sel)) == 0 && !assert_only)
+    rc = load_hooks(&o, &hooks); /* assert runs none, as mig-parted's */
+  if (rc)
+    goto out;
+  r.b = b;
+  r.json = c->json;
+  if (o.valid_only) {
+    rc = r.json ? cli_print_json(json_pack("{s:s, s:s, s:b}", "file", o.file, "config", o.config, "valid", 1))
+                : (printf("Config %s of %s is valid for these GPUs\n", o.config, o.file), 0);
+    goto out;
+  }
+  hook_env(&o, env, envp);
+  lock_path(b, lock);
   ao.hooks = hooks;
   ao.hook_env = envp;
-  lock_path(b, lock);
   ao.config_name = o.config;
   ao.lock_path = lock;
   ao.wait_seconds = o.wait;
   ao.dry_run = o.dry_run || assert_only;
   ao.force = o.force;
+  ao.mode_only = o.mode_only;
   if (gs_layout_apply(&err, b, &sel, &ao) != 0) {
     rc = cli_fail(&err);
     goto out;
   }
-  if (assert_only && r.changes) {
+  nunnamed = assert_only ? report_unnamed(&r, &sel, o.config, unnamed) : 0;
+  matches = nunnamed == 0 && r.changes == 0;
+  rc = print_outcome(&r, &o, assert_only, matches, unnamed);
+  if (rc == 0 && assert_only && r.changes) {
     fprintf(stderr, "gpuslice: config %s does not match the GPUs: the changes above would make it "
-                    "(`gpuslice apply -f %s -c %s`)\n",
-            o.config, o.file, o.config);
+                    "(`gpuslice apply -f %s -c %s`)\n", o.config, o.file, o.config);
     rc = GS_EXIT_FAILED;
-  } else if (assert_only)
-    printf("Config %s matches\n", o.config);
-  else if (o.dry_run)
-    printf("Dry run: nothing was changed\n");
-  else
-    printf("Config %s applied\n", o.config);
+  } else if (rc == 0 && assert_only && !matches) {
+    fprintf(stderr, "gpuslice: config %s does not name every GPU, so it is not what this machine runs "
+                    "(as nvidia-mig-parted's assert); add an entry for the GPUs listed above\n", o.config);
+    rc = GS_EXIT_FAILED;
+  }
 out:
+  json_decref(r.gpus);
+  json_decref(unnamed);
   free(hooks);
   gs_layout_selection_free(&sel);
   gs_layout_file_free(file);
@@ -281,8 +498,8 @@ out:
 static int run_apply(struct cli *c, int argc, char **argv)
 {
   return run_apply_like(c, argc, argv,
-                        "gpuslice apply -f FILE -c CONFIG [--dry-run] [--force] [--wait SECONDS] "
-                        "[-k HOOKS]\n"
+                        "gpuslice apply -f FILE [-c CONFIG] [--dry-run] [--force] [--wait SECONDS] "
+                        "[-k HOOKS] [--mode-only] [--json]\n"
                         "  FILE: nvidia-mig-parted v1 or gpuslice/v1 YAML (- for stdin); HOOKS: "
                         "mig-parted's hooks file",
                         false);
@@ -290,7 +507,7 @@ static int run_apply(struct cli *c, int argc, char **argv)
 
 static int run_assert(struct cli *c, int argc, char **argv)
 {
-  return run_apply_like(c, argc, argv, "gpuslice assert -f FILE -c CONFIG", true);
+  return run_apply_like(c, argc, argv, "gpuslice assert -f FILE [-c CONFIG] [--mode-only] [--valid-config] [--json]", true);
 }
 
 static int run_export(struct cli *c, int argc, char **argv)

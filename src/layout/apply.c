@@ -208,7 +208,7 @@ static int read_journal(struct gs_err *err, struct gs_backend *b, const char *pa
                         path, k);
     if ((rc = b->ops->gpu_info(b, err, (unsigned)gpu, &info)) != 0)
       return rc;
-    sel->touched[gpu] = true;
+    sel->named[gpu] = sel->touched[gpu] = true;
     sel->target[gpu].mig_enabled = enabled;
     json_array_foreach(gis, i, gj) {
       if ((rc = journal_gi(err, path, info.model, gj, &sel->target[gpu].gi[i])) != 0)
@@ -284,20 +284,39 @@ static void list_pids(struct gs_backend *b, unsigned gpu, char *buf, size_t size
   free(procs);
 }
 
+/* --mode-only: the target is the GPU as it is, with the config's MIG mode. */
+static void mode_only_target(const struct gs_layout_current *cur, bool enable, struct gs_layout_target *out)
+{
+  memset(out, 0, sizeof(*out));
+  out->mig_enabled = enable;
+  for (unsigned g = 0; enable && g < cur->ngi; g++) {
+    struct gs_layout_gi *gi = &out->gi[out->ngi++];
+    gi->profile = cur->gi[g].gi.profile;
+    gi->start = (int)cur->gi[g].gi.start;
+    for (unsigned c = 0; c < cur->gi[g].nci; c++)
+      gi->ci[gi->nci++] = (struct gs_layout_ci){cur->gi[g].ci[c].profile.id, (int)cur->gi[g].ci[c].start};
+  }
+}
+
 /* Plans every touched GPU; nothing has changed when this fails. */
 static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_layout_selection *sel,
                     const struct gs_layout_apply_opts *o, struct gs_layout_plan *plans,
                     struct gs_layout_target *finals, struct gs_gpu_info *infos)
 {
   struct gs_layout_current cur;
+  struct gs_layout_target mode_only;
   int rc;
   for (unsigned g = 0; g < sel->ngpu; g++) {
+    const struct gs_layout_target *want = &sel->target[g];
     if ((rc = b->ops->gpu_info(b, err, g, &infos[g])) != 0)
       return rc;
     if (!sel->touched[g])
       continue;
-    if ((rc = gs_layout_read_current(err, b, g, &cur)) != 0 ||
-        (rc = gs_layout_plan_gpu(err, infos[g].model, &cur, &sel->target[g], o->force, &plans[g])) != 0) {
+    if ((rc = gs_layout_read_current(err, b, g, &cur)) == 0 && o->mode_only) {
+      mode_only_target(&cur, want->mig_enabled, &mode_only);
+      want = &mode_only;
+    }
+    if (rc != 0 || (rc = gs_layout_plan_gpu(err, infos[g].model, &cur, want, o->force, &plans[g])) != 0) {
       char pids[160] = "";
       if (rc == GS_E_IN_USE)
         list_pids(b, g, pids, sizeof(pids));
@@ -305,7 +324,7 @@ static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_la
         gs_err_set(err, rc, "GPU %u: %s%s", g, err ? err->msg : "", pids);
       return rc;
     }
-    final_layout(&cur, &sel->target[g], &plans[g], &finals[g]);
+    final_layout(&cur, want, &plans[g], &finals[g]);
     if (o->on_plan)
       o->on_plan(o->arg, g, &plans[g]);
   }

@@ -130,7 +130,7 @@ static int parse_cis(const struct gs_yaml *c, const yaml_node_t *n, const char *
 {
   if (gs_yaml_seq_len(n) == 0 || gs_yaml_seq_len(n) > GS_GEOM_MAX_INSTANCES)
     return gs_yaml_bad(c, n, where, "expected a list of 1 to %u compute-instance profiles such as "
-                                    "[1c.3g.20gb, {profile: 2c.3g.20gb, placement: 1}]",
+                                    "[1c.3g.20gb, {profile: 2c.3g.20gb, placement: 0}]",
                        GS_GEOM_MAX_INSTANCES);
   for (unsigned i = 0; i < gs_yaml_seq_len(n); i++) {
     const yaml_node_t *item = gs_yaml_seq_item(c, n, i);
@@ -335,6 +335,10 @@ int gs_layout_find(struct gs_err *err, const struct gs_layout_file *f, const cha
 {
   char names[GS_ERR_MSG_SIZE / 2] = "";
   size_t used = 0;
+  if (!name && f->nconfig == 1) {
+    *out = &f->config[0];
+    return 0;
+  }
   for (unsigned i = 0; i < f->nconfig; i++) {
     if (name && strcmp(f->config[i].name, name) == 0) {
       *out = &f->config[i];
@@ -344,8 +348,11 @@ int gs_layout_find(struct gs_err *err, const struct gs_layout_file *f, const cha
       used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
                                f->config[i].name);
   }
+  if (!name)
+    return gs_err_set(err, GS_E_NOT_FOUND, "%s holds %u configs; choose one with -c: %s", f->origin,
+                      f->nconfig, names);
   return gs_err_set(err, GS_E_NOT_FOUND, "%s: no config named '%s'; choose one with -c: %s",
-                    f->origin, name ? name : "", names);
+                    f->origin, name, names);
 }
 
 /* ---- hooks files (nvidia-mig-parted's `version: v1`, `hooks:`) ---- */

@@ -19,10 +19,11 @@ static void exec_hook(const struct gs_layout_hook *h, char *const *env)
 {
   char *argv[GS_LAYOUT_MAX_ARGS + 2];
   unsigned n = 0;
-  for (unsigned i = 0; env && env[i]; i++)
-    putenv(env[i]);
+  /* As mig-parted: the apply's own variables win over a hook's `envs`. */
   for (unsigned i = 0; i < h->nenv; i++)
     putenv((char *)h->env[i]);
+  for (unsigned i = 0; env && env[i]; i++)
+    putenv(env[i]);
   if (h->workdir[0] && chdir(h->workdir) != 0)
     _exit(126);
   argv[n++] = (char *)h->command;

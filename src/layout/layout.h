@@ -67,7 +67,8 @@ struct gs_layout_file {
 int gs_layout_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
                     struct gs_layout_file **out);
 void gs_layout_file_free(struct gs_layout_file *f);
-/* The named config, or GS_E_NOT_FOUND listing the names the file has. */
+/* The named config (name NULL: the file's only one, as nvidia-mig-parted
+ * picks it), or GS_E_NOT_FOUND listing the names the file has. */
 int gs_layout_find(struct gs_err *err, const struct gs_layout_file *f, const char *name,
                    const struct gs_layout_config **out);
 
@@ -78,7 +79,9 @@ struct gs_layout_target;
 /* The config resolved against this machine's GPUs. */
 struct gs_layout_selection {
   unsigned ngpu;
-  bool touched[GS_BACKEND_MAX_GPUS];  /* GPUs no entry names are left alone */
+  bool named[GS_BACKEND_MAX_GPUS];    /* some entry names the GPU */
+  bool touched[GS_BACKEND_MAX_GPUS];  /* to be brought to target[] (named, and MIG-capable
+                                         or not skipped); GPUs no entry names are left alone */
   struct gs_layout_target *target;    /* ngpu of them (heap) */
 };
 
@@ -231,6 +234,8 @@ struct gs_layout_apply_opts {
   unsigned wait_seconds;    /* how long a second apply waits for the first (0: fails) */
   bool dry_run;             /* plan and report, change nothing */
   bool force;               /* destroy busy instances too */
+  bool mode_only;           /* only the MIG mode (mig-parted's --mode-only): instances are
+                               kept as they are, or removed when MIG is to be disabled */
   const struct gs_layout_hooks *hooks; /* NULL: none */
   char *const *hook_env;    /* added to the hooks' environment (NULL-terminated) */
   /* Called with each GPU's plan before anything changes, then after each

@@ -506,7 +506,7 @@ static int blame_busy(struct gs_err *err, const struct plan_ctx *x)
     if (!g->busy || (match[c] >= 0 && x->diff[c][match[c]].kept == g->nci))
       continue;
     return gs_err_set(err, GS_E_IN_USE, "GPU instance %u (%s at %u) is in use and the target %s; "
-                      "stop the processes on it, or force the change", g->gi.id, g->gi.profile->name,
+                      "stop the processes on it, or force the change (--force)", g->gi.id, g->gi.profile->name,
                       g->gi.start, match[c] < 0 ? "needs it destroyed" : "changes its compute instances");
   }
   return gs_err_set(err, GS_E_IN_USE, "an instance in use would have to change");

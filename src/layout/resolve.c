@@ -32,13 +32,47 @@ static int rbad(const struct rctx *r, unsigned line, unsigned entry, const char 
 
 /* ---- which GPUs an entry names ---- */
 
-/* A filter is a PCI id ("0x20B010DE" or "0x20B0") or a model key. */
+/* A device-filter item as nvidia-mig-parted reads it: "0x20B010DE" (device
+ * << 16 | vendor), optionally ":0x134F10DE" naming the subsystem too. Ours
+ * also takes a bare device id ("0x20B0"). False when s is no such number. */
+static bool parse_pci_filter(const char *s, unsigned long *id, unsigned long *sub, bool *has_sub)
+{
+  char *end;
+  if (*s < '0' || *s > '9')
+    return false;
+  *id = strtoul(s, &end, 0);
+  *has_sub = *end == ':';
+  *sub = 0;
+  if (*has_sub) {
+    const char *rest = end + 1;
+    if (*rest < '0' || *rest > '9')
+      return false;
+    *sub = strtoul(rest, &end, 0);
+  }
+  return *end == 0 && *id <= 0xffffffffUL && *sub <= 0xffffffffUL;
+}
+
+/* Whether filter f names GPU g: by the GPU's own PCI ids (as mig-parted, so
+ * every board id of a model works, e.g. 0x20F110DE for an A100 PCIe), or by
+ * our model key. The backend's model may be its own copy: compare keys. */
+static bool filter_names(const char *f, const struct gs_gpu_info *g)
+{
+  unsigned long id, sub;
+  bool has_sub;
+  unsigned dev = g->pci_device_id ? g->pci_device_id : g->model->pci_id;
+  const struct gs_geom_model *m;
+  if (parse_pci_filter(f, &id, &sub, &has_sub))
+    return (id <= 0xffff ? id == dev >> 16 : id == dev) && (!has_sub || sub == g->pci_subsystem_id);
+  m = gs_geom_model_find(f);
+  return m && strcmp(m->key, g->model->key) == 0;
+}
+
 static bool filter_matches(const struct gs_layout_entry *e, const struct gs_gpu_info *g)
 {
   if (e->nfilter == 0)
     return true;
   for (unsigned i = 0; i < e->nfilter; i++)
-    if (gs_geom_model_find(e->filter[i]) == g->model)
+    if (filter_names(e->filter[i], g))
       return true;
   return false;
 }
@@ -61,6 +95,14 @@ static bool entry_names(const struct gs_layout_entry *e, const struct gs_gpu_inf
 static int check_devices(const struct rctx *r, unsigned k, const struct gs_gpu_info *gpus, unsigned ngpu)
 {
   const struct gs_layout_entry *e = &r->cfg->entry[k];
+  for (unsigned i = 0; i < e->nfilter; i++) {
+    unsigned long id, sub;
+    bool has_sub;
+    if (!parse_pci_filter(e->filter[i], &id, &sub, &has_sub) && !gs_geom_model_find(e->filter[i]))
+      return rbad(r, e->line, k, "device-filter '%s' is neither a PCI device id (0x20B010DE, "
+                                 "optionally :0xSUBSYSTEM) nor a GPU model (`gpuslice models`)",
+                  e->filter[i]);
+  }
   for (unsigned i = 0; i < e->ndev; i++)
     if (e->dev[i] >= ngpu)
       return rbad(r, e->line, k, "devices: GPU %u does not exist; this machine has GPUs 0..%u "
@@ -159,16 +201,24 @@ static int add_spec(const struct rctx *r, const struct gs_layout_spec *s, unsign
   return 0;
 }
 
-/* The target must fit the model before anything is touched. */
+/* The target must fit the model before anything is touched: planned onto an
+ * empty GPU, whose refusal names the limit to change ("a GPU holds at most 7
+ * 1g.5gb instances"). */
 static int check_fits(const struct rctx *r, unsigned k, const struct gs_gpu_info *g,
                       const struct gs_layout_target *t)
 {
-  struct gs_geom_layout l = {.n = t->ngi};
+  struct gs_layout_current empty = {.mig_current = true, .mig_pending = true};
+  struct gs_layout_plan *plan = malloc(sizeof(*plan));
   struct gs_err why = {0};
-  for (unsigned i = 0; i < t->ngi; i++)
-    l.slot[i] = (struct gs_geom_slot){t->gi[i].profile, t->gi[i].start};
-  if (gs_geom_validate(&why, g->model, &l, NULL) == 0)
+  int rc;
+  if (!plan)
+    return gs_err_set(r->err, GS_E_NO_MEMORY, "out of memory checking config %s", r->cfg->name);
+  rc = gs_layout_plan_gpu(&why, g->model, &empty, t, false, plan);
+  free(plan);
+  if (rc == 0)
     return 0;
+  if (rc == GS_E_NO_MEMORY)
+    return gs_err_set(r->err, rc, "%s", why.msg);
   return rbad(r, r->cfg->entry[k].line, k, "GPU %u (%s): %s", g->index, g->model->key, why.msg);
 }
 
@@ -180,7 +230,8 @@ static int build_target(const struct rctx *r, unsigned k, const struct gs_gpu_in
   memset(t, 0, sizeof(*t));
   t->mig_enabled = e->mig_enabled;
   if (e->mig_enabled && g->model->ngi == 0)
-    return rbad(r, e->line, k, "GPU %u (%s) cannot do MIG", g->index, g->model->key);
+    return rbad(r, e->line, k, "GPU %u (%s) cannot do MIG; name the MIG GPUs in 'devices' or "
+                               "'device-filter'", g->index, g->model->key);
   for (unsigned i = 0; i < e->nspec; i++)
     if ((rc = add_spec(r, &e->spec[i], k, g, t)) != 0)
       return rc;
@@ -213,6 +264,11 @@ int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
         goto fail;
       }
       claimed[g] = (int)k;
+      sel->named[g] = true;
+      /* As mig-parted: `devices: all` passes over GPUs without MIG, and
+       * there is nothing to do on them when MIG is to be off. */
+      if (gpus[g].model->ngi == 0 && (cfg->entry[k].all_devices || !cfg->entry[k].mig_enabled))
+        continue;
       sel->touched[g] = true;
       if ((rc = build_target(&r, k, &gpus[g], &sel->target[g])) != 0)
         goto fail;

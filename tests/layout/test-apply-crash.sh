@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test-apply-crash.sh: `gpuslice apply` killed with SIGKILL after every single
 # change it makes (the emulator's GPUSLICE_EMU_KILL_AFTER switch), then
-# finished by `gpuslice recover` or by the next apply. After each kill the GPU
+# finished by `gpuslice recover` or by the next apply; and killed after its
+# journal was written but before its first change. After each kill the GPU
 # may hold only instances of the old or the new layout; after the rerun it
 # must match the new one exactly. Also: two applies started at once.
 # Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir).
@@ -65,6 +66,7 @@ transition() {
       return
     fi
     after=$(gis)
+    [ "$n" -eq 1 ] && cp "$root/s.apply.journal" "$root/first.journal"
     # Only instances of the old or the new layout may exist now.
     stray=$(comm -23 <(echo "$after") <(printf '%s\n%s\n' "$before" "$final" | sort -u))
     [ -z "$stray" ] || fail "$from -> $to killed after $n: instances of neither layout: $stray"
@@ -79,6 +81,13 @@ transition() {
     n=$((n + 1))
   done
   [ "$n" -gt 1 ] || fail "$from -> $to: never killed (no change made?)"
+  # Killed after the journal was written but before the first change: the
+  # state of `from` with that journal; recover must still converge.
+  g emu reset --emulate "$spec" >/dev/null && g apply -f "$root/c.yaml" -c "$from" >/dev/null || { fail "reset $from"; return; }
+  cp "$root/first.journal" "$root/s.apply.journal"
+  g recover >/dev/null || fail "$from -> $to killed before its first change: recover failed"
+  [ "$(gis)" = "$final" ] || fail "$from -> $to killed before its first change: did not converge: $(gis | tr '\n' ' ')"
+  [ -e "$root/s.apply.journal" ] && fail "$from -> $to killed before its first change: journal left behind"
   ok
   echo "ok: $from -> $to on $spec: killed after each of $((n - 1)) changes, converged every time"
 }
@@ -101,6 +110,21 @@ wait $pa; ra=$?
 wait $pb; rb=$?
 if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && g assert -f "$root/c.yaml" -c all-1g >/dev/null; then ok; else
   fail "two applies with --wait: exits $ra and $rb"; fi
+# Two applies of different configs at once, three times: both succeed, one
+# after the other, and the GPUs end in exactly one of the two layouts.
+for round in 1 2 3; do
+  g apply -f "$root/c.yaml" -c balanced >/dev/null
+  g apply -f "$root/c.yaml" -c all-1g --wait 60 >"$root/a.out" 2>&1 &
+  pa=$!
+  g apply -f "$root/c.yaml" -c big --wait 60 >"$root/b.out" 2>&1 &
+  pb=$!
+  wait $pa; ra=$?
+  wait $pb; rb=$?
+  g assert -f "$root/c.yaml" -c all-1g >/dev/null 2>&1; sa=$?
+  g assert -f "$root/c.yaml" -c big >/dev/null 2>&1; sb=$?
+  if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && [ $((sa + sb)) -eq 1 ]; then ok; else
+    fail "round $round: two applies of different configs: exits $ra and $rb, asserts $sa and $sb"; fi
+done
 # Without --wait the second one fails at once, naming the lock, and changes nothing.
 g apply -f "$root/c.yaml" -c off >/dev/null
 ( flock -x 9; sleep 3 ) 9>"$root/two.apply.lock" &

@@ -9,7 +9,7 @@ set -u
 : "${GS_BIN:?}"
 root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/apply-hooks.XXXXXX") || exit 1
 trap 'rm -rf "$root"' EXIT
-unset GPUSLICE_EMULATE GPUSLICE_EMU_KILL_AFTER MIG_PARTED_HOOKS_FILE
+unset GPUSLICE_EMULATE GPUSLICE_EMU_KILL_AFTER MIG_PARTED_HOOKS_FILE MIG_PARTED_CONFIG_FILE MIG_PARTED_SELECTED_CONFIG
 export GPUSLICE_EMU_STATE="$root/emu.json" GPUSLICE_APPLY_LOCK="$root/apply"
 passed=0
 failed=0
@@ -54,6 +54,16 @@ check "no change: only start and exit" '[ "$(cat "$log")" = "$(printf "start all
 MIG_PARTED_HOOKS_FILE="$root/hooks.yaml" g apply -f "$root/c.yaml" -c balanced >/dev/null
 check "MIG_PARTED_HOOKS_FILE is honoured, config without mode" \
   '[ "$(cat "$log")" = "$(printf "start balanced gpuslice\nconfig %s\nexit" "$root/c.yaml")" ]'
+
+# The variables mig-parted gives every hook (one per apply flag); they win
+# over a hook's own `envs`, as in mig-parted.
+{ echo "version: v1"; echo "hooks:"
+  printf '  apply-start:\n    - command: /bin/sh\n      args: ["-c", "env | grep ^MIG_PARTED_ | sort >> %s"]\n' "$log"
+  printf '      envs: {MIG_PARTED_SELECTED_CONFIG: from-the-hook, MIG_PARTED_EXTRA: kept}\n'; } >"$root/env-hooks.yaml"
+: >"$log"
+g apply -f "$root/c.yaml" -c all-1g -m -k "$root/env-hooks.yaml" >/dev/null
+check "hooks see every mig-parted variable, ours winning over the hook's envs" \
+  '[ "$(cat "$log")" = "$(printf "MIG_PARTED_CONFIG_FILE=%s\nMIG_PARTED_EXTRA=kept\nMIG_PARTED_HOOKS_FILE=%s\nMIG_PARTED_MODE_CHANGE_ONLY=true\nMIG_PARTED_SELECTED_CONFIG=all-1g\nMIG_PARTED_SKIP_RESET=false" "$root/c.yaml" "$root/env-hooks.yaml")" ]'
 
 # A failing pre-apply-config hook: nothing changes, apply-exit still runs.
 { echo "version: v1"; echo "hooks:"

@@ -27,6 +27,19 @@ for file in "$GS_SRC"/configs/*.yaml; do
     fi
   done
 done
+# Both formats name the same configs for every model, mig-parted's usual set among them.
+for file in "$GS_SRC"/configs/*.mig-parted.yaml; do
+  ours=${file%.mig-parted.yaml}.gpuslice.yaml
+  names() { sed -n 's/^  \([a-z0-9][^:]*\):$/\1/p' "$1" | sort; }
+  missing=$(comm -23 <(names "$file") <(names "$ours") | tr '\n' ' ')
+  usual=$(names "$file" | grep -c -E '^all-(disabled|enabled|balanced|1g\.[0-9]+gb|2g\.[0-9]+gb|3g\.[0-9]+gb|4g\.[0-9]+gb)$')
+  if [ -z "$missing" ] && [ "$usual" -ge 5 ]; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: $(basename "$file"): configs missing from $(basename "$ours"): $missing; usual ones: $usual"
+    failed=$((failed + 1))
+  fi
+done
 if "$GS_SRC/scripts/gen-example-configs.sh" "$GS_BIN" "$root/fresh" >/dev/null 2>&1 &&
   diff -r "$GS_SRC/configs" "$root/fresh" >"$root/diff"; then
   passed=$((passed + 1))

@@ -1,189 +1,179 @@
 /* test-layout-apply.c: applies on emulated GPUs, through the layout API:
- * apply -> assert -> export -> apply round trips on every maximal layout of
- * every model, kept instances keeping their IDs and UUIDs across a change,
- * busy instances refused without force, and the journal gone after success. */
+ * every pair of A100-40GB layouts (maximal, and a sample of all valid ones)
+ * watched at the backend for the fewest creates and destroys with kept
+ * instances keeping their IDs and UUIDs, busy instances refused without
+ * force, and the journal gone after success. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "layout/layout.h"
-#include "../support/gs-test-tmp.h"
-
-struct fixture {
-  char dir[GS_TEST_DIR];
-  char state[GS_TEST_PATH], lock[GS_TEST_PATH];
-  struct gs_backend *b;
-  struct gs_err err;
-  unsigned changes;
-};
-
-static void count_plan(void *arg, unsigned gpu, const struct gs_layout_plan *p)
-{
-  (void)gpu;
-  ((struct fixture *)arg)->changes += p->nops;
-}
-
-static int setup(void **state)
-{
-  struct fixture *f = calloc(1, sizeof(*f));
-  /* /dev/shm when there is one: thousands of fsync'd state writes. */
-  if (!f)
-    return -1;
-  if (access("/dev/shm", W_OK) == 0) {
-    snprintf(f->dir, sizeof(f->dir), "/dev/shm/gs-apply-XXXXXX");
-    if (!mkdtemp(f->dir))
-      return -1;
-  } else if (gs_test_mkdtemp("layout-apply", f->dir) != 0)
-    return -1;
-  gs_test_join(f->state, f->dir, "emu.json");
-  gs_test_join(f->lock, f->dir, "apply");
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state)
-{
-  struct fixture *f = *state;
-  gs_backend_close(f->b);
-  gs_test_rmtree(f->dir);
-  free(f);
-  return 0;
-}
-
-static void machine(struct fixture *f, const char *spec)
-{
-  struct gs_backend_config cfg = {.kind = "emu", .emulate = spec, .state_path = f->state};
-  gs_backend_close(f->b);
-  f->b = NULL;
-  if (gs_emu_reset_state(&f->err, f->state, spec) != 0 || gs_backend_open(&f->err, &cfg, &f->b) != 0)
-    fail_msg("machine %s: %s", spec, f->err.msg);
-}
-
-/* Applies (or, with dry_run, asserts) config `name` of `text`; returns the code. */
-static int apply_text(struct fixture *f, const char *text, const char *name, bool dry_run, bool force)
-{
-  struct gs_gpu_info gpus[GS_BACKEND_MAX_GPUS];
-  struct gs_layout_file *file = NULL;
-  const struct gs_layout_config *cfg;
-  struct gs_layout_selection sel = {0};
-  struct gs_layout_apply_opts o = {.config_name = name, .lock_path = f->lock, .dry_run = dry_run,
-                                   .force = force, .on_plan = count_plan, .arg = f};
-  unsigned n = 0;
-  int rc;
-  f->changes = 0;
-  if ((rc = gs_layout_parse(&f->err, "t.yaml", text, strlen(text), &file)) != 0)
-    fail_msg("parse: %s\n%s", f->err.msg, text);
-  assert_int_equal(gs_layout_find(&f->err, file, name, &cfg), 0);
-  assert_int_equal(f->b->ops->gpu_count(f->b, &f->err, &n), 0);
-  for (unsigned g = 0; g < n; g++)
-    assert_int_equal(f->b->ops->gpu_info(f->b, &f->err, g, &gpus[g]), 0);
-  if ((rc = gs_layout_resolve(&f->err, file, cfg, gpus, n, &sel)) == 0)
-    rc = gs_layout_apply(&f->err, f->b, &sel, &o);
-  gs_layout_selection_free(&sel);
-  gs_layout_file_free(file);
-  return rc;
-}
-
-/* Our config for one layout: every GI at its placement. */
-static void config_of(const struct gs_geom_layout *l, char *buf, size_t size)
-{
-  size_t used = (size_t)snprintf(buf, size, "version: gpuslice/v1\nconfigs:\n  x:\n    - devices: all\n"
-                                            "      mig-enabled: true\n      gpu-instances:%s\n",
-                                 l->n ? "" : " []");
-  for (unsigned i = 0; i < l->n && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "        - {profile: \"%s\", placement: %d}\n",
-                             l->slot[i].profile->name, l->slot[i].start);
-}
-
-static char *export_text(struct fixture *f)
-{
-  char *yaml = NULL;
-  if (gs_layout_export(&f->err, f->b, GS_LAYOUT_GPUSLICE, "x", &yaml) != 0)
-    fail_msg("export: %s", f->err.msg);
-  return yaml;
-}
-
-struct round_trip {
-  struct fixture *f;
-  unsigned done;
-};
-
-/* apply -> assert (no change) -> export -> reset -> apply export -> same export. */
-static int round_trip_one(const struct gs_geom_layout *l, void *arg)
-{
-  struct round_trip *r = arg;
-  struct fixture *f = r->f;
-  char text[4096], *first, *second;
-  config_of(l, text, sizeof(text));
-  if (apply_text(f, text, "x", false, false) != 0)
-    fail_msg("apply: %s\n%s", f->err.msg, text);
-  assert_int_equal(apply_text(f, text, "x", true, false), 0);
-  assert_int_equal(f->changes, 0);
-  first = export_text(f);
-  assert_int_equal(apply_text(f, "version: v1\nmig-configs:\n  off:\n    - devices: all\n      mig-enabled: false\n",
-                              "off", false, false),
-                   0);
-  if (apply_text(f, first, "x", false, false) != 0)
-    fail_msg("apply of the export: %s\n%s", f->err.msg, first);
-  second = export_text(f);
-  assert_string_equal(first, second);
-  free(first);
-  free(second);
-  r->done++;
-  return 0;
-}
-
-static void every_maximal_layout_round_trips(void **state)
-{
-  struct fixture *f = *state;
-  unsigned n;
-  const struct gs_geom_model *const *all = gs_geom_models(&n);
-  for (unsigned i = 0; i < n; i++) {
-    struct round_trip r = {f, 0};
-    machine(f, all[i]->key);
-    gs_geom_enumerate(all[i], GS_GEOM_ENUM_MAXIMAL | GS_GEOM_ENUM_ALL_SHAPES, round_trip_one, &r);
-    assert_true(r.done > 0);
-  }
-}
+#include "apply-fixture.h"
+#include "plan-sim.h"
 
 static void mig_devices_of(struct fixture *f, struct gs_mig_device *d, unsigned *n)
 {
   assert_int_equal(f->b->ops->mig_devices(f->b, &f->err, 0, d, n), 0);
 }
 
-/* From 4g+2g+1g to 4g+1g+1g+1g: the 4g and the 1g stay, with their UUIDs. */
-static void kept_instances_keep_ids_and_uuids(void **state)
+/* ---- all pairs through the real apply, watched at the backend ---- */
+
+/* Every create and destroy the apply asks of the backend: the witness that
+ * kept instances were never touched (the emulator derives a MIG UUID from its
+ * slot, so an instance made again at the same place would show the same one). */
+static struct spy {
+  const struct gs_backend_ops *real;
+  struct gs_backend_ops ops;
+  unsigned creates, destroys;
+  bool gi_destroyed[GS_GEOM_MAX_GRID * 2 + 1];
+} spy;
+
+static int spy_gi_create(struct gs_backend *b, struct gs_err *err, unsigned gpu, const struct gs_geom_gi_profile *p,
+                         int start, struct gs_gi_info *out)
+{
+  spy.creates++;
+  return spy.real->gi_create(b, err, gpu, p, start, out);
+}
+
+static int spy_gi_destroy(struct gs_backend *b, struct gs_err *err, unsigned gpu, unsigned gi)
+{
+  spy.destroys++;
+  if (gi < GS_NITEMS(spy.gi_destroyed))
+    spy.gi_destroyed[gi] = true;
+  return spy.real->gi_destroy(b, err, gpu, gi);
+}
+
+static int spy_ci_create(struct gs_backend *b, struct gs_err *err, unsigned gpu, unsigned gi, unsigned ci_profile_id,
+                         int start, struct gs_ci_info *out)
+{
+  spy.creates++;
+  return spy.real->ci_create(b, err, gpu, gi, ci_profile_id, start, out);
+}
+
+static int spy_ci_destroy(struct gs_backend *b, struct gs_err *err, unsigned gpu, unsigned gi, unsigned ci)
+{
+  spy.destroys++;
+  return spy.real->ci_destroy(b, err, gpu, gi, ci);
+}
+
+static void spy_on(struct fixture *f)
+{
+  spy.real = f->b->ops;
+  spy.ops = *f->b->ops;
+  spy.ops.gi_create = spy_gi_create;
+  spy.ops.gi_destroy = spy_gi_destroy;
+  spy.ops.ci_create = spy_ci_create;
+  spy.ops.ci_destroy = spy_ci_destroy;
+  f->b->ops = &spy.ops;
+}
+
+static void spy_reset(void)
+{
+  spy.creates = spy.destroys = 0;
+  memset(spy.gi_destroyed, 0, sizeof(spy.gi_destroyed));
+}
+
+/* mig-parted's config for a layout: profile counts only. */
+static void counts_of(const struct gs_geom_layout *l, char *buf, size_t size)
+{
+  size_t used = (size_t)snprintf(buf, size, "version: v1\nmig-configs:\n  x:\n    - devices: all\n"
+                                            "      mig-enabled: true\n      mig-devices: {");
+  for (unsigned i = 0; i < l->n && used < size; i++) {
+    unsigned count = 0, j;
+    for (j = 0; j < i && l->slot[j].profile != l->slot[i].profile; j++)
+      ;
+    if (j < i)
+      continue;
+    for (j = i; j < l->n; j++)
+      count += l->slot[j].profile == l->slot[i].profile;
+    used += (size_t)snprintf(buf + used, size - used, "%s\"%s\": %u", i ? ", " : "", l->slot[i].profile->name, count);
+  }
+  if (used < size)
+    snprintf(buf + used, size - used, "}\n");
+}
+
+struct pair_tally {
+  unsigned long pairs, ops, kept;
+};
+
+/* from (placed) -> to (counts only): the backend sees exactly the fewest
+ * creates and destroys, and every GI it never destroyed is still there with
+ * its id, placement and MIG device UUID. */
+static void apply_pair(struct fixture *f, const struct gs_geom_model *m, const struct gs_geom_layout *from,
+                       const struct gs_geom_layout *to, struct pair_tally *t)
+{
+  struct gs_mig_device before[GS_BACKEND_MAX_MIG_DEVICES], after[GS_BACKEND_MAX_MIG_DEVICES];
+  unsigned nb = 0, na = 0, keep = brute_keep(m, from, to), untouched = 0;
+  char text[4096], a[256], b[256];
+  config_of(from, text, sizeof(text));
+  assert_int_equal(apply_text(f, text, "x", false, false), 0);
+  mig_devices_of(f, before, &nb);
+  assert_int_equal(nb, from->n);
+  counts_of(to, text, sizeof(text));
+  spy_reset();
+  if (apply_text(f, text, "x", false, false) != 0)
+    fail_msg("%s -> %s: %s", layout_str(from, a, sizeof(a)), layout_str(to, b, sizeof(b)), f->err.msg);
+  mig_devices_of(f, after, &na);
+  if (spy.creates + spy.destroys != 2 * (from->n - keep) + 2 * (to->n - keep))
+    fail_msg("%s -> %s: %u creates and %u destroys; the fewest is %u keeping %u", layout_str(from, a, sizeof(a)),
+             layout_str(to, b, sizeof(b)), spy.creates, spy.destroys, 2 * (from->n - keep) + 2 * (to->n - keep), keep);
+  for (unsigned i = 0; i < nb; i++) {
+    unsigned j;
+    if (spy.gi_destroyed[before[i].gi])
+      continue;
+    for (j = 0; j < na && !(after[j].gi == before[i].gi && after[j].ci == before[i].ci); j++)
+      ;
+    assert_true(j < na);
+    assert_string_equal(after[j].uuid, before[i].uuid);
+    assert_ptr_equal(after[j].gi_profile, before[i].gi_profile);
+    untouched++;
+  }
+  assert_int_equal(untouched, keep);
+  assert_int_equal(apply_text(f, text, "x", true, false), 0); /* assert: it is the target */
+  assert_int_equal(f->changes, 0);
+  t->pairs++;
+  t->ops += spy.creates + spy.destroys;
+  t->kept += keep;
+}
+
+static int collect_layout(const struct gs_geom_layout *l, void *arg)
+{
+  struct gs_geom_layout **next = arg;
+  *(*next)++ = *l;
+  return 0;
+}
+
+/* Every pair of the 19 maximal A100-40GB layouts, and a fixed sample of a
+ * fortieth of the 298 x 298 valid ones (test-layout-plan-pairs runs them all
+ * in its simulator), each through apply on the emulated GPU. */
+static void a100_pairs_keep_ids_and_uuids(void **state)
 {
   struct fixture *f = *state;
-  struct gs_mig_device before[GS_BACKEND_MAX_MIG_DEVICES], after[GS_BACKEND_MAX_MIG_DEVICES];
-  unsigned nb = 0, na = 0, kept = 0;
+  const struct gs_geom_model *m = gs_geom_model_find("a100-40gb");
+  static struct gs_geom_layout ls[1024];
+  struct gs_geom_layout *end = ls;
+  struct pair_tally max = {0}, valid = {0};
+  unsigned nmax, n;
   machine(f, "a100-40gb");
-  assert_int_equal(apply_text(f, "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n"
-                                 "      mig-devices: {\"4g.20gb\": 1, \"2g.10gb\": 1, \"1g.5gb\": 1}\n",
-                              "a", false, false),
-                   0);
-  mig_devices_of(f, before, &nb);
-  assert_int_equal(apply_text(f, "version: v1\nmig-configs:\n  b:\n    - devices: all\n      mig-enabled: true\n"
-                                 "      mig-devices: {\"4g.20gb\": 1, \"1g.5gb\": 3}\n",
-                              "b", false, false),
-                   0);
-  mig_devices_of(f, after, &na);
-  assert_int_equal(na, 4);
-  for (unsigned i = 0; i < nb; i++)
-    for (unsigned j = 0; j < na; j++)
-      if (strcmp(before[i].uuid, after[j].uuid) == 0) {
-        assert_int_equal(before[i].gi, after[j].gi);
-        kept++;
-      }
-  assert_int_equal(kept, 2);
+  spy_on(f);
+  gs_geom_enumerate(m, GS_GEOM_ENUM_MAXIMAL, collect_layout, &end);
+  nmax = (unsigned)(end - ls);
+  assert_int_equal(nmax, 19);
+  for (unsigned i = 0; i < nmax; i++)
+    for (unsigned j = 0; j < nmax; j++)
+      apply_pair(f, m, &ls[i], &ls[j], &max);
+  end = ls;
+  gs_geom_enumerate(m, 0, collect_layout, &end);
+  n = (unsigned)(end - ls);
+  assert_int_equal(n, 298);
+  for (unsigned i = 0; i < n; i++)
+    for (unsigned j = 0; j < n; j++)
+      if ((i * 31u + j * 17u) % 40u == 0)
+        apply_pair(f, m, &ls[i], &ls[j], &valid);
+  printf("[ apply ] a100-40gb: %lu maximal pairs, %lu operations; %lu sampled valid pairs, %lu operations\n",
+         max.pairs, max.ops, valid.pairs, valid.ops);
+  assert_int_equal(max.pairs, 361);
 }
 
 static void busy_instance_needs_force(void **state)
@@ -220,8 +210,7 @@ static void journal_is_gone_after_success(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(every_maximal_layout_round_trips, setup, teardown),
-      cmocka_unit_test_setup_teardown(kept_instances_keep_ids_and_uuids, setup, teardown),
+      cmocka_unit_test_setup_teardown(a100_pairs_keep_ids_and_uuids, setup, teardown),
       cmocka_unit_test_setup_teardown(busy_instance_needs_force, setup, teardown),
       cmocka_unit_test_setup_teardown(journal_is_gone_after_success, setup, teardown),
   };

@@ -71,7 +71,7 @@ static const char ours[] =
     "      gpu-instances:\n"
     "        - profile: 3g.20gb\n"
     "          placement: 4\n"
-    "          compute-instances: [1c.3g.20gb, {profile: 2c.3g.20gb, placement: 1}]\n"
+    "          compute-instances: [1c.3g.20gb, {profile: 2c.3g.20gb, placement: 0}]\n"
     "        - {profile: 1g.5gb, count: 2}\n"
     "        - profile: \"MIG 2g.10gb\"\n";
 
@@ -166,6 +166,131 @@ static void custom_config_per_device(void **state)
   gs_layout_selection_free(&sel);
 }
 
+/* ---- device-filter against the GPUs' own PCI ids, as mig-parted reads them ---- */
+
+static int resolve_on(const char *text, const char *name, const struct gs_gpu_info *gpus, unsigned n,
+                      struct gs_err *err, struct gs_layout_selection *sel)
+{
+  struct gs_layout_file *f = parse_ok(text);
+  const struct gs_layout_config *cfg;
+  int rc = gs_layout_find(err, f, name, &cfg);
+  if (rc == 0)
+    rc = gs_layout_resolve(err, f, cfg, gpus, n, sel);
+  gs_layout_file_free(f);
+  return rc;
+}
+
+/* What the NVML backend reports on a real machine: its own copy of each
+ * model (the driver's profiles), the board's PCI ids, and a GPU without MIG. */
+static struct gs_geom_model copies[3];
+static void real_machine(struct gs_gpu_info gpus[3])
+{
+  static const unsigned ids[3][2] = {{0x20F110DE, 0x145F10DE},  /* A100-PCIE-40GB */
+                                     {0x233010DE, 0x16C110DE},  /* H100 SXM5 80GB */
+                                     {0x1EB810DE, 0x12A210DE}}; /* T4: no MIG */
+  copies[0] = *gs_geom_model_find("a100-40gb");
+  copies[1] = *gs_geom_model_find("h100-80gb");
+  memset(&copies[2], 0, sizeof(copies[2]));
+  copies[2].key = "unknown-gpu-2";
+  copies[2].name = "Tesla T4";
+  for (unsigned i = 0; i < 3; i++) {
+    memset(&gpus[i], 0, sizeof(gpus[i]));
+    gpus[i].index = i;
+    gpus[i].model = &copies[i];
+    gpus[i].pci_device_id = ids[i][0];
+    gpus[i].pci_subsystem_id = ids[i][1];
+    snprintf(gpus[i].uuid, sizeof(gpus[i].uuid), "GPU-%08u-0000-0000-0000-000000000000", i);
+  }
+}
+
+static const char filters[] =
+    "version: v1\n"
+    "mig-configs:\n"
+    "  by-list:\n"
+    "    - device-filter: [\"0x20B010DE\", \"0x20B110DE\", \"0x20F110DE\", \"0x20F610DE\"]\n"
+    "      devices: all\n"
+    "      mig-enabled: true\n"
+    "      mig-devices: {\"1g.5gb\": 7}\n"
+    "  by-subsystem:\n"
+    "    - device-filter: \"0x233010DE:0x16C110DE\"\n"
+    "      devices: all\n"
+    "      mig-enabled: true\n"
+    "      mig-devices: {\"3g.40gb\": 2}\n"
+    "  wrong-subsystem:\n"
+    "    - device-filter: \"0x233010DE:0x000010DE\"\n"
+    "      devices: all\n"
+    "      mig-enabled: true\n"
+    "      mig-devices: {}\n"
+    "  by-model:\n"
+    "    - device-filter: a100-40gb\n"
+    "      devices: [0, 1]\n"
+    "      mig-enabled: false\n"
+    "  all-enabled:\n"
+    "    - devices: all\n"
+    "      mig-enabled: true\n"
+    "      mig-devices: {}\n"
+    "  t4-enabled:\n"
+    "    - devices: [2]\n"
+    "      mig-enabled: true\n"
+    "      mig-devices: {}\n";
+
+static void device_filter_reads_the_gpus_pci_ids(void **state)
+{
+  struct gs_gpu_info gpus[3];
+  struct gs_layout_selection sel;
+  struct gs_err err = {0};
+  (void)state;
+  real_machine(gpus);
+  assert_int_equal(resolve_on(filters, "by-list", gpus, 3, &err, &sel), 0);
+  assert_true(sel.touched[0]); /* 0x20F1, an A100-40GB board id the model table does not hold */
+  assert_false(sel.touched[1] || sel.touched[2] || sel.named[1]);
+  assert_int_equal(count_profile(&sel.target[0], "1g.5gb"), 7);
+  gs_layout_selection_free(&sel);
+  assert_int_equal(resolve_on(filters, "by-subsystem", gpus, 3, &err, &sel), 0);
+  assert_true(sel.touched[1] && !sel.touched[0]);
+  gs_layout_selection_free(&sel);
+  assert_int_equal(resolve_on(filters, "wrong-subsystem", gpus, 3, &err, &sel), 0);
+  assert_false(sel.named[0] || sel.named[1] || sel.named[2]);
+  gs_layout_selection_free(&sel);
+  /* A model key names the GPU though the backend's model is its own copy. */
+  assert_int_equal(resolve_on(filters, "by-model", gpus, 3, &err, &sel), 0);
+  assert_true(sel.touched[0] && !sel.named[1]);
+  gs_layout_selection_free(&sel);
+}
+
+/* As mig-parted: `devices: all` passes over a GPU without MIG (named, so an
+ * assert counts it, but left alone); naming it by index to enable MIG fails. */
+static void gpus_without_mig(void **state)
+{
+  struct gs_gpu_info gpus[3];
+  struct gs_layout_selection sel;
+  struct gs_err err = {0};
+  (void)state;
+  real_machine(gpus);
+  assert_int_equal(resolve_on(filters, "all-enabled", gpus, 3, &err, &sel), 0);
+  assert_true(sel.touched[0] && sel.touched[1]);
+  assert_true(sel.named[2] && !sel.touched[2]);
+  gs_layout_selection_free(&sel);
+  assert_int_equal(resolve_on(filters, "t4-enabled", gpus, 3, &err, &sel), GS_E_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.msg, "test.yaml:27: config t4-enabled, entry 0: GPU 2 (unknown-gpu-2) cannot do MIG"));
+}
+
+/* -c may be left out when the file holds one config, as with mig-parted. */
+static void the_only_config_needs_no_name(void **state)
+{
+  struct gs_layout_file *f = parse_ok("version: v1\nmig-configs:\n  only:\n    - devices: all\n      mig-enabled: false\n");
+  const struct gs_layout_config *cfg = NULL;
+  struct gs_err err = {0};
+  (void)state;
+  assert_int_equal(gs_layout_find(&err, f, NULL, &cfg), 0);
+  assert_string_equal(cfg->name, "only");
+  gs_layout_file_free(f);
+  f = parse_ok(mig_parted_example);
+  assert_int_equal(gs_layout_find(&err, f, NULL, &cfg), GS_E_NOT_FOUND);
+  assert_non_null(strstr(err.msg, "test.yaml holds 5 configs; choose one with -c: all-disabled, all-enabled"));
+  gs_layout_file_free(f);
+}
+
 static void our_format_keeps_placements_and_cis(void **state)
 {
   struct gs_layout_selection sel;
@@ -181,7 +306,7 @@ static void our_format_keeps_placements_and_cis(void **state)
   assert_int_equal(g->ci[0].profile_id, 0);
   assert_int_equal(g->ci[0].start, -1);
   assert_int_equal(g->ci[1].profile_id, 1);
-  assert_int_equal(g->ci[1].start, 1);
+  assert_int_equal(g->ci[1].start, 0);
   assert_int_equal(count_profile(&sel.target[0], "1g.5gb"), 2);
   assert_int_equal(count_profile(&sel.target[0], "2g.10gb"), 1);
   gs_layout_selection_free(&sel);
@@ -253,9 +378,13 @@ static const struct bad_case resolve_errors[] = {
     {"two entries one GPU", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n    - devices: [0]\n      mig-enabled: false\n",
      "entry 1", "also selected by entry 0"},
     {"does not fit", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"1g.5gb\": 8}\n",
-     "test.yaml:4", "1g.5gb x8 does not fit"},
+     "test.yaml:4", "1g.5gb x8 does not fit on a100-40gb: a GPU holds at most 7 1g.5gb instances"},
     {"3g+3g+1g does not fit", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"3g.20gb\": 2, \"1g.5gb\": 1}\n",
-     "test.yaml:4", "does not fit on one a100-40gb"},
+     "test.yaml:4", "they need 9 memory slices and the GPU has 8"},
+    {"CI placement", "version: gpuslice/v1\nconfigs:\n  a:\n    - devices: all\n      mig-enabled: true\n      gpu-instances:\n        - {profile: 3g.20gb, compute-instances: [{profile: 2c.3g.20gb, placement: 1}]}\n",
+     "test.yaml:4", "compute instance 2c.3g.20gb cannot start at compute slice 1"},
+    {"unknown device-filter", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      device-filter: [\"0x20B010DE\", a100-40gigs]\n      mig-enabled: false\n",
+     "test.yaml:4", "device-filter 'a100-40gigs' is neither a PCI device id"},
     {"unknown CI profile",
      "version: gpuslice/v1\nconfigs:\n  a:\n    - devices: all\n      mig-enabled: true\n      gpu-instances:\n        - {profile: 3g.20gb, compute-instances: [5c.3g.20gb]}\n",
      "test.yaml:7", "no compute-instance profile '5c.3g.20gb'"},
@@ -296,6 +425,9 @@ int main(void)
       cmocka_unit_test(mig_parted_example_parses),
       cmocka_unit_test(balanced_picks_the_entry_of_each_model),
       cmocka_unit_test(custom_config_per_device),
+      cmocka_unit_test(device_filter_reads_the_gpus_pci_ids),
+      cmocka_unit_test(gpus_without_mig),
+      cmocka_unit_test(the_only_config_needs_no_name),
       cmocka_unit_test(our_format_keeps_placements_and_cis),
       cmocka_unit_test(every_parse_defect_is_named),
       cmocka_unit_test(every_resolve_defect_is_named),
