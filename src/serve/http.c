@@ -60,6 +60,8 @@ struct gs_http_conn {
   bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
   union chunk_decoder dec;
   void *user; /* gs_http_bind: given to the body and drain callbacks */
+  char *direct; /* body bytes just read into the handler's space (buf_fn), not into `in` */
+  size_t direct_len;
 };
 
 struct gs_http_server {
@@ -69,6 +71,7 @@ struct gs_http_server {
   void *ctx;
   gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
   gs_http_drain_fn *drain_fn;
+  gs_http_body_buf_fn *buf_fn;
   struct gs__conns own, *limit; /* limit: &own, or shared (gs__http_server_share_conns) */
   int listen_fd;
   unsigned nconns;
@@ -534,13 +537,15 @@ static void stream_head(struct gs_http_conn *c)
   c->head_len = 0;
 }
 
-/* Hands the buffered body bytes to body_fn; true when the next request may
- * be parsed at once. */
+/* Hands the body bytes read (buffered, or read into the handler's space) to
+ * body_fn; true when the next request may be parsed at once. */
 static bool stream_body(struct gs_http_conn *c)
 {
-  size_t n = c->in_len, left;
+  const char *data = c->direct ? c->direct : c->in;
+  size_t n = c->direct ? c->direct_len : c->in_len, left;
   ssize_t r = 0;
-  bool end;
+  bool end, direct = c->direct != NULL;
+  c->direct = NULL;
   if (c->chunked) {
     if ((r = phr_decode_chunked(&c->dec.d, c->in, &n)) == -1) {
       body_fail(c, 400);
@@ -555,7 +560,7 @@ static bool stream_body(struct gs_http_conn *c)
     return false;
   }
   /* what follows the body (a pipelined request) stays */
-  left = c->chunked ? (r > 0 ? (size_t)r : 0) : c->in_len - n;
+  left = direct ? 0 : c->chunked ? (r > 0 ? (size_t)r : 0) : c->in_len - n;
   end = c->chunked ? r >= 0 : c->body_done == c->content_length;
   if (end) {
     timer_stop(c);
@@ -563,11 +568,13 @@ static bool stream_body(struct gs_http_conn *c)
     c->state = ST_HANDLER;
   }
   if (n || end)
-    c->srv->body_fn(c->user, c, c->in, n, end ? GS_HTTP_BODY_END : GS_HTTP_BODY_MORE);
+    c->srv->body_fn(c->user, c, data, n, end ? GS_HTTP_BODY_END : GS_HTTP_BODY_MORE);
   if (c->flags & F_SKIP)
     return false; /* answered early: early_answer emptied the buffer */
-  memmove(c->in, c->in + n, left);
-  c->in_len = left;
+  if (!direct) {
+    memmove(c->in, c->in + n, left);
+    c->in_len = left;
+  }
   return c->state == ST_HEAD;
 }
 
@@ -809,11 +816,50 @@ static bool in_reserve(struct gs_http_conn *c)
   return true;
 }
 
+/* A Content-Length body with nothing buffered goes straight into the space
+ * the handler offers (buf_fn), when it offers one; else NULL. */
+static char *direct_space(struct gs_http_conn *c, size_t *room)
+{
+  size_t want = c->content_length - c->body_done;
+  char *p;
+  if (c->state != ST_STREAM || c->chunked || c->in_len || !c->srv->buf_fn || !c->user ||
+      (c->flags & F_SKIP) || !want)
+    return NULL;
+  if (want > GS_HTTP_BODY_READ_MAX)
+    want = GS_HTTP_BODY_READ_MAX;
+  if (!(p = c->srv->buf_fn(c->user, c, want, room)) || !*room)
+    return NULL;
+  /* never past the body: what follows it is the next request's, read as usual */
+  if (*room > c->content_length - c->body_done)
+    *room = c->content_length - c->body_done;
+  return p;
+}
+
 static void on_readable(struct gs_http_conn *c)
 {
   ssize_t n;
+  size_t room;
+  char *direct;
   if (c->state == ST_LINGER) {
     linger_read(c);
+    return;
+  }
+  if ((direct = direct_space(c, &room)) != NULL) {
+    n = recv(c->fd, direct, room, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      return;
+    if (n < 0) {
+      conn_close(c);
+      return;
+    }
+    if (n == 0) {
+      c->flags |= F_PEER_EOF;
+      gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+    } else {
+      c->direct = direct;
+      c->direct_len = (size_t)n;
+    }
+    (void)process(c);
     return;
   }
   if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
@@ -895,10 +941,11 @@ int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs
 }
 
 void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
-                           gs_http_drain_fn *drain_fn)
+                           gs_http_drain_fn *drain_fn, gs_http_body_buf_fn *buf_fn)
 {
   s->body_fn = body_fn;
   s->drain_fn = drain_fn;
+  s->buf_fn = buf_fn;
 }
 
 void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim)

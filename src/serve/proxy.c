@@ -1162,21 +1162,32 @@ static bool build_head(struct preq *r, const struct gs_http_request *q)
   return true;
 }
 
-/* Appends body bytes (framed) to r->out; past RETRY_KEEP the bytes already
- * sent go first, which ends the retry. false on no memory. */
-static bool out_body(struct preq *r, const char *data, size_t len, bool end)
+/* Room for need more bytes of the request in r->out; past RETRY_KEEP the
+ * bytes already sent go first, which ends the retry. false on no memory. */
+static bool out_reserve(struct preq *r, size_t need)
 {
-  char size[24];
-  int sl = r->chunked && len ? snprintf(size, sizeof(size), "%zx\r\n", len) : 0;
   struct upconn *uc = r->uc;
-  size_t need = (size_t)sl + len + 2 + (end && r->chunked ? 5 : 0);
   if (r->out_len + need > RETRY_KEEP && uc && uc->sent > r->base) {
     size_t done = uc->sent - r->base;
     memmove(r->out, r->out + done, r->out_len - done);
     r->out_len -= done;
     r->base += done;
   }
-  if (!out_room(r, need))
+  return out_room(r, need);
+}
+
+/* Appends body bytes (framed) to r->out, or counts them when the HTTP server
+ * read them into its end already (body_space). false on no memory. */
+static bool out_body(struct preq *r, const char *data, size_t len, bool end)
+{
+  char size[24];
+  int sl = r->chunked && len ? snprintf(size, sizeof(size), "%zx\r\n", len) : 0;
+  size_t need = (size_t)sl + len + 2 + (end && r->chunked ? 5 : 0);
+  if (len && data == r->out + r->out_len) { /* never chunked: a Content-Length body */
+    r->out_len += len;
+    return true;
+  }
+  if (!out_reserve(r, need))
     return false;
   out_add(r, size, (size_t)sl);
   out_add(r, data, len);
@@ -1185,6 +1196,18 @@ static bool out_body(struct preq *r, const char *data, size_t len, bool end)
   if (end && r->chunked)
     out_add(r, "0\r\n\r\n", 5);
   return true;
+}
+
+/* The HTTP server's buf_fn: the client's Content-Length body is read straight
+ * into r->out, where it is kept for a retry anyway (no copy in between). */
+static char *body_space(void *user, struct gs_http_conn *conn, size_t want, size_t *room)
+{
+  struct preq *r = user;
+  (void)conn;
+  if (!r || r->chunked || !out_reserve(r, want))
+    return NULL;
+  *room = r->out_cap - r->out_len;
+  return r->out + r->out_len;
 }
 
 /* The client's body failed (status 400, 408, 413) or could not be held:
@@ -1504,7 +1527,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     gs_proxy_free(p);
     return rc;
   }
-  gs_http_server_stream(p->http, on_body, on_client_drain);
+  gs_http_server_stream(p->http, on_body, on_client_drain, body_space);
   gs__http_server_share_conns(p->http, &p->main->conns);
   *out = p;
   return 0;
