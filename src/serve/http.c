@@ -72,9 +72,11 @@ struct gs_http_server {
   gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
   gs_http_drain_fn *drain_fn;
   gs_http_body_buf_fn *buf_fn;
+  gs__http_route_fn *route_fn;
+  void *route_ctx;
   struct gs__conns own, *limit; /* limit: &own, or shared (gs__http_server_share_conns) */
   int listen_fd;
-  unsigned nconns;
+  unsigned nconns; /* written by the server's thread, read by any (relaxed atomics) */
   struct gs_http_conn *conns;
 };
 
@@ -157,7 +159,7 @@ static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
   if (s->conns)
     s->conns->prev = c;
   s->conns = c;
-  s->nconns++;
+  __atomic_store_n(&s->nconns, s->nconns + 1, __ATOMIC_RELAXED);
   timer_start(c, s->lim.idle_timeout_ms);
   return c;
 }
@@ -174,7 +176,7 @@ static void conn_free(struct gs_http_conn *c)
     s->conns = c->next;
   if (c->next)
     c->next->prev = c->prev;
-  s->nconns--;
+  __atomic_store_n(&s->nconns, s->nconns - 1, __ATOMIC_RELAXED);
   if (c->flags & F_COUNTED)
     gs__conns_put(s->limit);
   free(c->in);
@@ -899,22 +901,37 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     on_readable(c);
 }
 
+int gs__http_server_adopt(struct gs_http_server *s, int fd)
+{
+  struct gs_http_conn *c = conn_new(s, fd);
+  if (!c) {
+    gs__conns_put(s->limit);
+    close(fd);
+    return GS_E_NO_MEMORY;
+  }
+  c->flags |= F_COUNTED;
+  if (gs_loop_add(NULL, s->loop, fd, GS_LOOP_READABLE, on_io, c) != 0) {
+    conn_free(c);
+    return GS_E_IO;
+  }
+  return 0;
+}
+
 static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_http_server *s = data;
   int cfd;
+  (void)loop;
   (void)mask;
-  while ((cfd = gs__accept(fd, s->limit)) >= 0) {
-    struct gs_http_conn *c = conn_new(s, cfd);
-    if (!c) {
-      gs__conns_put(s->limit);
-      close(cfd);
-      continue;
-    }
-    c->flags |= F_COUNTED;
-    if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0)
-      conn_free(c);
-  }
+  while ((cfd = gs__accept(fd, s->limit)) >= 0)
+    if (!s->route_fn || !s->route_fn(s->route_ctx, cfd))
+      (void)gs__http_server_adopt(s, cfd);
+}
+
+void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx)
+{
+  s->route_fn = fn;
+  s->route_ctx = ctx;
 }
 
 /* ---- server ---- */
@@ -974,7 +991,7 @@ void gs_http_server_free(struct gs_http_server *s)
 
 unsigned gs_http_server_conns(const struct gs_http_server *s)
 {
-  return s->nconns;
+  return __atomic_load_n(&s->nconns, __ATOMIC_RELAXED);
 }
 
 /* ---- in-memory connections (internal.h) ---- */

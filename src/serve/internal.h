@@ -61,6 +61,15 @@ void gs__conns_put(struct gs__conns *lim);
 /* Servers that count their connections in lim (which outlives them) rather
  * than against their own limit. Set before the first connection. */
 void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim);
+/* Threads accepting from one socket (the proxy's): route_fn sees each
+ * connection s accepted (counted in its limit) and returns true when it took
+ * it elsewhere; another server's thread then serves it with
+ * gs__http_server_adopt (which fails only after closing and uncounting it).
+ * gs_http_server_conns may be read from any thread. Set before the first
+ * connection. */
+typedef bool gs__http_route_fn(void *ctx, int fd);
+void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx);
+int gs__http_server_adopt(struct gs_http_server *s, int fd);
 struct gs_h2_server;
 void gs__h2_server_share_conns(struct gs_h2_server *s, struct gs__conns *lim);
 

@@ -154,8 +154,16 @@ struct gs_proxy {
   bool started;              /* shard: its thread was created (to be joined) */
   bool running;              /* shard: its loop runs (and applies changes) */
   int efd;                   /* shard: the main proxy's wake-up */
+  int inbox[2];              /* with shards: a pipe of connections other threads hand this one */
+  unsigned handed;           /* fds in inbox (atomic: any thread adds, this one takes) */
   pthread_t thread;
 };
+
+/* Every proxy of main proxy m's group: m, then its shards. */
+static struct gs_proxy *group_at(const struct gs_proxy *m, size_t i)
+{
+  return i ? m->shards[i - 1] : m->main;
+}
 
 /* Counters written by one thread and read by others. */
 static void cnt_add(uint64_t *c, uint64_t v)
@@ -1341,12 +1349,6 @@ static unsigned long long v_restarts(const struct gs_proxy *m, size_t w)
   return m->w[w]->restarts;
 }
 
-/* Every proxy of p's group: the main one, then its shards. */
-static const struct gs_proxy *group_at(const struct gs_proxy *m, size_t i)
-{
-  return i ? m->shards[i - 1] : m;
-}
-
 static void write_metrics(struct gs_proxy *p, FILE *f)
 {
   struct gs_proxy *m = p->main;
@@ -1489,6 +1491,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy");
   p->main = m ? m : p;
   p->efd = -1;
+  p->inbox[0] = p->inbox[1] = -1;
   if (!m) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cond, NULL);
@@ -1533,9 +1536,24 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
   return 0;
 }
 
-/* Frees one proxy of a group (a shard's thread has ended). */
+/* Closes p's inbox with the connections still in it, never served. */
+static void inbox_close(struct gs_proxy *p)
+{
+  int fd;
+  if (p->inbox[0] < 0)
+    return;
+  while (read(p->inbox[0], &fd, sizeof(fd)) == (ssize_t)sizeof(fd)) {
+    close(fd);
+    gs__conns_put(&p->main->conns);
+  }
+  gs_loop_close_fd(p->loop, p->inbox[0]);
+  close(p->inbox[1]);
+}
+
+/* Frees one proxy of a group (every thread of the group has ended). */
 static void proxy_free_one(struct gs_proxy *p)
 {
+  inbox_close(p);
   /* Requests first: they point at client connections the server frees. */
   while (p->reqs) {
     struct preq *r = p->reqs;
@@ -1606,6 +1624,70 @@ static int shard_new(struct gs_err *err, struct gs_proxy *m, struct gs_proxy **o
   return 0;
 }
 
+/* Connections of q's thread, with those handed to it and not yet taken. */
+static unsigned thread_load(const struct gs_proxy *q)
+{
+  return gs_http_server_conns(q->http) + __atomic_load_n(&q->handed, __ATOMIC_RELAXED);
+}
+
+/* The HTTP server's route_fn. The kernel gives a new connection to whichever
+ * thread's loop runs first, so one busy thread would take most of a burst:
+ * like HAProxy's listeners, the accepting thread hands it to the group's least
+ * loaded thread when that one has fewer connections than itself. */
+static bool route_conn(void *ctx, int fd)
+{
+  struct gs_proxy *p = ctx, *best = p;
+  unsigned least = thread_load(p);
+  for (size_t i = 0; i <= p->main->nshards; i++) {
+    struct gs_proxy *q = group_at(p->main, i);
+    unsigned n = thread_load(q);
+    if (n < least) {
+      best = q;
+      least = n;
+    }
+  }
+  if (best == p)
+    return false;
+  __atomic_add_fetch(&best->handed, 1u, __ATOMIC_RELAXED);
+  if (write(best->inbox[1], &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
+    return true;
+  __atomic_sub_fetch(&best->handed, 1u, __ATOMIC_RELAXED); /* its pipe is full: kept here */
+  return false;
+}
+
+/* Connections another thread handed to this one. Each write of the pipe is
+ * one whole fd, so reads hold whole fds. */
+static void on_inbox(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct gs_proxy *p = data;
+  int fds[64];
+  ssize_t n;
+  (void)loop;
+  (void)mask;
+  while ((n = read(fd, fds, sizeof(fds))) > 0)
+    for (size_t i = 0; i < (size_t)n / sizeof(*fds); i++) {
+      __atomic_sub_fetch(&p->handed, 1u, __ATOMIC_RELAXED);
+      (void)gs__http_server_adopt(p->http, fds[i]); /* on failure closed and uncounted */
+    }
+}
+
+/* Every thread of m's group gets an inbox and hands on what it accepts. */
+static int open_inboxes(struct gs_err *err, struct gs_proxy *m)
+{
+  for (size_t i = 0; i <= m->nshards; i++) {
+    struct gs_proxy *q = group_at(m, i);
+    int rc;
+    if (pipe2(q->inbox, O_NONBLOCK | O_CLOEXEC) < 0) {
+      q->inbox[0] = q->inbox[1] = -1;
+      return gs_err_set(err, GS_E_IO, "pipe for a proxy thread: %s", strerror(errno));
+    }
+    if ((rc = gs_loop_add(err, q->loop, q->inbox[0], GS_LOOP_READABLE, on_inbox, q)) != 0)
+      return rc;
+    gs__http_server_route(q->http, route_conn, q);
+  }
+  return 0;
+}
+
 int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
                  struct gs_proxy **out)
 {
@@ -1627,6 +1709,10 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
       return rc;
     }
     p->nshards++;
+  }
+  if (p->nshards && (rc = open_inboxes(err, p)) != 0) {
+    gs_proxy_free(p);
+    return rc;
   }
   *out = p;
   return 0;
@@ -1718,11 +1804,12 @@ void gs_proxy_free(struct gs_proxy *p)
     publish(p); /* each running shard stops its loop */
     pthread_mutex_unlock(&p->mu);
   }
-  for (size_t i = 0; i < p->nshards; i++) {
+  /* all ended before any is freed: a running one may hand another connections */
+  for (size_t i = 0; i < p->nshards; i++)
     if (p->shards[i]->started)
       pthread_join(p->shards[i]->thread, NULL);
+  for (size_t i = 0; i < p->nshards; i++)
     shard_free(p->shards[i]);
-  }
   free(p->shards);
   proxy_free_one(p);
 }
