@@ -972,7 +972,8 @@ void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim
 
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)
 {
-  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE, on_accept, s);
+  /* exclusive: of the threads accepting from one socket, one wakes per connection */
+  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE | GS_LOOP_EXCLUSIVE, on_accept, s);
   if (rc == 0)
     s->listen_fd = fd;
   return rc;

@@ -85,7 +85,9 @@ struct upconn {
   bool head_done, chunked, until_close, no_body, keep;
   int status;
   size_t head_len, content_length, body_len, leftover;
-  char *extra, *ctype; /* headers passed on to the client, and Content-Type */
+  char *extra;   /* headers passed on to the client, then Content-Type: kept for the next answer */
+  size_t extra_cap;
+  char *ctype;   /* in extra, or NULL */
   union chunk_decoder dec;
 };
 
@@ -563,9 +565,7 @@ struct gs__conns *gs__proxy_conns(struct gs_proxy *p)
 
 static void up_reset(struct upconn *uc)
 {
-  free(uc->extra);
-  free(uc->ctype);
-  uc->extra = uc->ctype = NULL;
+  uc->ctype = NULL;
   uc->in_len = uc->sent = 0;
   uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
   uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
@@ -578,7 +578,6 @@ static void up_close(struct upconn *uc)
   gs_loop_close_fd(uc->p->loop, uc->fd);
   free(uc->in);
   free(uc->extra);
-  free(uc->ctype);
   free(uc);
 }
 
@@ -894,8 +893,14 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
   size_t el = 0, cap = uc->head_len + nh + 1;
   bool has_cl = false;
   uc->keep = minor >= 1;
-  if (!(uc->extra = malloc(cap)))
-    return false;
+  /* Content-Type after them: no allocation per answer once the buffer is big enough */
+  if (uc->extra_cap < cap + uc->head_len + 1) {
+    free(uc->extra);
+    uc->extra_cap = 0;
+    if (!(uc->extra = malloc(cap + uc->head_len + 1)))
+      return false;
+    uc->extra_cap = cap + uc->head_len + 1;
+  }
   for (size_t i = 0; i < nh; i++) {
     if (!h[i].name)
       return false;
@@ -913,7 +918,9 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
         return false;
       has_cl = true;
     } else if (hdr_is(&h[i], "content-type") && !uc->ctype) {
-      uc->ctype = strndup(h[i].value, h[i].value_len);
+      uc->ctype = uc->extra + cap;
+      memcpy(uc->ctype, h[i].value, h[i].value_len);
+      uc->ctype[h[i].value_len] = 0;
     }
     if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < cap) {
       el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h[i].name_len, h[i].name,

@@ -22,6 +22,10 @@
 
 #define GS_LOOP_READABLE 1u
 #define GS_LOOP_WRITABLE 2u
+/* With READABLE, on a fd several loops watch (a listening socket shared by
+ * threads): an event wakes one of them, not all (EPOLLEXCLUSIVE). Given when
+ * the fd is first added; the fd then leaves the loop only whole. */
+#define GS_LOOP_EXCLUSIVE 4u
 /* A timer callback returns this to end the timer, or its next delay in µs. */
 #define GS_LOOP_TIMER_DONE (-1)
 
