@@ -101,6 +101,8 @@ void gs__proxy_error(struct gs_proxy *p);
 const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p);
 /* The connection count every thread's HTTP server shares (max_conns), for the gRPC side. */
 struct gs__conns *gs__proxy_conns(struct gs_proxy *p);
+/* Client connections thread i of p's group serves (0: p's own loop), from any thread. */
+unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i);
 
 /* ---- the worker's internals its gRPC front end (grpc.c) shares ---- */
 

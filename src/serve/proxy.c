@@ -561,6 +561,11 @@ struct gs__conns *gs__proxy_conns(struct gs_proxy *p)
   return &p->main->conns;
 }
 
+unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i)
+{
+  return i <= p->nshards ? gs_http_server_conns(group_at(p, i)->http) : 0;
+}
+
 /* ---- upstream connections ---- */
 
 static void up_reset(struct upconn *uc)
