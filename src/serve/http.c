@@ -841,34 +841,21 @@ static void on_readable(struct gs_http_conn *c)
 {
   ssize_t n;
   size_t room;
-  char *direct;
+  char *direct, *to;
   if (c->state == ST_LINGER) {
     linger_read(c);
     return;
   }
   if ((direct = direct_space(c, &room)) != NULL) {
-    n = recv(c->fd, direct, room, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-      return;
-    if (n < 0) {
-      conn_close(c);
-      return;
-    }
-    if (n == 0) {
-      c->flags |= F_PEER_EOF;
-      gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
-    } else {
-      c->direct = direct;
-      c->direct_len = (size_t)n;
-    }
-    (void)process(c);
-    return;
-  }
-  if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
+    to = direct;
+  } else if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
     gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
     return;
+  } else {
+    to = c->in + c->in_len;
+    room = c->in_cap - c->in_len;
   }
-  n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+  n = recv(c->fd, to, room, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
     return;
   if (n < 0) {
@@ -879,7 +866,12 @@ static void on_readable(struct gs_http_conn *c)
     c->flags |= F_PEER_EOF;
     gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
   }
-  c->in_len += (size_t)n;
+  if (!direct)
+    c->in_len += (size_t)n;
+  else if (n > 0) {
+    c->direct = direct;
+    c->direct_len = (size_t)n;
+  }
   if (c->flags & F_SKIP)
     c->in_len = 0;
   if (c->state != ST_HANDLER)
