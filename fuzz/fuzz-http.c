@@ -59,7 +59,7 @@ static void setup(void)
     abort();
   }
   gs_serve_worker_attach(worker, loop);
-  gs_http_server_stream(ssrv, stream_body, NULL);
+  gs_http_server_stream(ssrv, stream_body, NULL, NULL);
 }
 
 /* Feeds the input to a new connection of s in two reads, then EOF. */

@@ -60,6 +60,8 @@ struct gs_http_conn {
   bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
   union chunk_decoder dec;
   void *user; /* gs_http_bind: given to the body and drain callbacks */
+  char *direct; /* body bytes just read into the handler's space (buf_fn), not into `in` */
+  size_t direct_len;
 };
 
 struct gs_http_server {
@@ -69,9 +71,12 @@ struct gs_http_server {
   void *ctx;
   gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
   gs_http_drain_fn *drain_fn;
+  gs_http_body_buf_fn *buf_fn;
+  gs__http_route_fn *route_fn;
+  void *route_ctx;
   struct gs__conns own, *limit; /* limit: &own, or shared (gs__http_server_share_conns) */
   int listen_fd;
-  unsigned nconns;
+  unsigned nconns; /* written by the server's thread, read by any (relaxed atomics) */
   struct gs_http_conn *conns;
 };
 
@@ -154,7 +159,7 @@ static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
   if (s->conns)
     s->conns->prev = c;
   s->conns = c;
-  s->nconns++;
+  __atomic_store_n(&s->nconns, s->nconns + 1, __ATOMIC_RELAXED);
   timer_start(c, s->lim.idle_timeout_ms);
   return c;
 }
@@ -171,7 +176,7 @@ static void conn_free(struct gs_http_conn *c)
     s->conns = c->next;
   if (c->next)
     c->next->prev = c->prev;
-  s->nconns--;
+  __atomic_store_n(&s->nconns, s->nconns - 1, __ATOMIC_RELAXED);
   if (c->flags & F_COUNTED)
     gs__conns_put(s->limit);
   free(c->in);
@@ -534,13 +539,15 @@ static void stream_head(struct gs_http_conn *c)
   c->head_len = 0;
 }
 
-/* Hands the buffered body bytes to body_fn; true when the next request may
- * be parsed at once. */
+/* Hands the body bytes read (buffered, or read into the handler's space) to
+ * body_fn; true when the next request may be parsed at once. */
 static bool stream_body(struct gs_http_conn *c)
 {
-  size_t n = c->in_len, left;
+  const char *data = c->direct ? c->direct : c->in;
+  size_t n = c->direct ? c->direct_len : c->in_len, left;
   ssize_t r = 0;
-  bool end;
+  bool end, direct = c->direct != NULL;
+  c->direct = NULL;
   if (c->chunked) {
     if ((r = phr_decode_chunked(&c->dec.d, c->in, &n)) == -1) {
       body_fail(c, 400);
@@ -555,7 +562,7 @@ static bool stream_body(struct gs_http_conn *c)
     return false;
   }
   /* what follows the body (a pipelined request) stays */
-  left = c->chunked ? (r > 0 ? (size_t)r : 0) : c->in_len - n;
+  left = direct ? 0 : c->chunked ? (r > 0 ? (size_t)r : 0) : c->in_len - n;
   end = c->chunked ? r >= 0 : c->body_done == c->content_length;
   if (end) {
     timer_stop(c);
@@ -563,11 +570,13 @@ static bool stream_body(struct gs_http_conn *c)
     c->state = ST_HANDLER;
   }
   if (n || end)
-    c->srv->body_fn(c->user, c, c->in, n, end ? GS_HTTP_BODY_END : GS_HTTP_BODY_MORE);
+    c->srv->body_fn(c->user, c, data, n, end ? GS_HTTP_BODY_END : GS_HTTP_BODY_MORE);
   if (c->flags & F_SKIP)
     return false; /* answered early: early_answer emptied the buffer */
-  memmove(c->in, c->in + n, left);
-  c->in_len = left;
+  if (!direct) {
+    memmove(c->in, c->in + n, left);
+    c->in_len = left;
+  }
   return c->state == ST_HEAD;
 }
 
@@ -809,18 +818,44 @@ static bool in_reserve(struct gs_http_conn *c)
   return true;
 }
 
+/* A Content-Length body with nothing buffered goes straight into the space
+ * the handler offers (buf_fn), when it offers one; else NULL. */
+static char *direct_space(struct gs_http_conn *c, size_t *room)
+{
+  size_t want = c->content_length - c->body_done;
+  char *p;
+  if (c->state != ST_STREAM || c->chunked || c->in_len || !c->srv->buf_fn || !c->user ||
+      (c->flags & F_SKIP) || !want)
+    return NULL;
+  if (want > GS_HTTP_BODY_READ_MAX)
+    want = GS_HTTP_BODY_READ_MAX;
+  if (!(p = c->srv->buf_fn(c->user, c, want, room)) || !*room)
+    return NULL;
+  /* never past the body: what follows it is the next request's, read as usual */
+  if (*room > c->content_length - c->body_done)
+    *room = c->content_length - c->body_done;
+  return p;
+}
+
 static void on_readable(struct gs_http_conn *c)
 {
   ssize_t n;
+  size_t room;
+  char *direct, *to;
   if (c->state == ST_LINGER) {
     linger_read(c);
     return;
   }
-  if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
+  if ((direct = direct_space(c, &room)) != NULL) {
+    to = direct;
+  } else if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
     gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
     return;
+  } else {
+    to = c->in + c->in_len;
+    room = c->in_cap - c->in_len;
   }
-  n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+  n = recv(c->fd, to, room, 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
     return;
   if (n < 0) {
@@ -831,7 +866,12 @@ static void on_readable(struct gs_http_conn *c)
     c->flags |= F_PEER_EOF;
     gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
   }
-  c->in_len += (size_t)n;
+  if (!direct)
+    c->in_len += (size_t)n;
+  else if (n > 0) {
+    c->direct = direct;
+    c->direct_len = (size_t)n;
+  }
   if (c->flags & F_SKIP)
     c->in_len = 0;
   if (c->state != ST_HANDLER)
@@ -853,22 +893,37 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     on_readable(c);
 }
 
+int gs__http_server_adopt(struct gs_http_server *s, int fd)
+{
+  struct gs_http_conn *c = conn_new(s, fd);
+  if (!c) {
+    gs__conns_put(s->limit);
+    close(fd);
+    return GS_E_NO_MEMORY;
+  }
+  c->flags |= F_COUNTED;
+  if (gs_loop_add(NULL, s->loop, fd, GS_LOOP_READABLE, on_io, c) != 0) {
+    conn_free(c);
+    return GS_E_IO;
+  }
+  return 0;
+}
+
 static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_http_server *s = data;
   int cfd;
+  (void)loop;
   (void)mask;
-  while ((cfd = gs__accept(fd, s->limit)) >= 0) {
-    struct gs_http_conn *c = conn_new(s, cfd);
-    if (!c) {
-      gs__conns_put(s->limit);
-      close(cfd);
-      continue;
-    }
-    c->flags |= F_COUNTED;
-    if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0)
-      conn_free(c);
-  }
+  while ((cfd = gs__accept(fd, s->limit)) >= 0)
+    if (!s->route_fn || !s->route_fn(s->route_ctx, cfd))
+      (void)gs__http_server_adopt(s, cfd);
+}
+
+void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx)
+{
+  s->route_fn = fn;
+  s->route_ctx = ctx;
 }
 
 /* ---- server ---- */
@@ -895,10 +950,11 @@ int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs
 }
 
 void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
-                           gs_http_drain_fn *drain_fn)
+                           gs_http_drain_fn *drain_fn, gs_http_body_buf_fn *buf_fn)
 {
   s->body_fn = body_fn;
   s->drain_fn = drain_fn;
+  s->buf_fn = buf_fn;
 }
 
 void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim)
@@ -908,7 +964,8 @@ void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim
 
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)
 {
-  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE, on_accept, s);
+  /* exclusive: of the threads accepting from one socket, one wakes per connection */
+  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE | GS_LOOP_EXCLUSIVE, on_accept, s);
   if (rc == 0)
     s->listen_fd = fd;
   return rc;
@@ -927,7 +984,7 @@ void gs_http_server_free(struct gs_http_server *s)
 
 unsigned gs_http_server_conns(const struct gs_http_server *s)
 {
-  return s->nconns;
+  return __atomic_load_n(&s->nconns, __ATOMIC_RELAXED);
 }
 
 /* ---- in-memory connections (internal.h) ---- */

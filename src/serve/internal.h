@@ -61,6 +61,15 @@ void gs__conns_put(struct gs__conns *lim);
 /* Servers that count their connections in lim (which outlives them) rather
  * than against their own limit. Set before the first connection. */
 void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim);
+/* Threads accepting from one socket (the proxy's): route_fn sees each
+ * connection s accepted (counted in its limit) and returns true when it took
+ * it elsewhere; another server's thread then serves it with
+ * gs__http_server_adopt (which fails only after closing and uncounting it).
+ * gs_http_server_conns may be read from any thread. Set before the first
+ * connection. */
+typedef bool gs__http_route_fn(void *ctx, int fd);
+void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx);
+int gs__http_server_adopt(struct gs_http_server *s, int fd);
 struct gs_h2_server;
 void gs__h2_server_share_conns(struct gs_h2_server *s, struct gs__conns *lim);
 
@@ -92,6 +101,8 @@ void gs__proxy_error(struct gs_proxy *p);
 const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p);
 /* The connection count every thread's HTTP server shares (max_conns), for the gRPC side. */
 struct gs__conns *gs__proxy_conns(struct gs_proxy *p);
+/* Client connections thread i of p's group serves (0: p's own loop), from any thread. */
+unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i);
 
 /* ---- the worker's internals its gRPC front end (grpc.c) shares ---- */
 

@@ -100,7 +100,8 @@ void gs_loop_free(struct gs_loop *l)
 
 static uint32_t epoll_bits(unsigned mask)
 {
-  return (mask & GS_LOOP_READABLE ? EPOLLIN : 0u) | (mask & GS_LOOP_WRITABLE ? EPOLLOUT : 0u);
+  return (mask & GS_LOOP_READABLE ? EPOLLIN : 0u) | (mask & GS_LOOP_WRITABLE ? EPOLLOUT : 0u) |
+         (mask & GS_LOOP_EXCLUSIVE ? (uint32_t)EPOLLEXCLUSIVE : 0u);
 }
 
 int gs_loop_add(struct gs_err *err, struct gs_loop *l, int fd, unsigned mask,
@@ -138,6 +139,8 @@ void gs_loop_del(struct gs_loop *l, int fd, unsigned mask)
     return;
   f = &l->files[fd];
   f->mask &= ~mask;
+  if (!(f->mask & (GS_LOOP_READABLE | GS_LOOP_WRITABLE)))
+    f->mask = 0; /* nothing watched: out (an exclusive fd cannot be changed, only removed) */
   ev.events = epoll_bits(f->mask);
   ev.data.fd = fd;
   /* Failure here means the fd is already gone from epoll: nothing to undo. */

@@ -85,7 +85,9 @@ struct upconn {
   bool head_done, chunked, until_close, no_body, keep;
   int status;
   size_t head_len, content_length, body_len, leftover;
-  char *extra, *ctype; /* headers passed on to the client, and Content-Type */
+  char *extra;   /* headers passed on to the client, then Content-Type: kept for the next answer */
+  size_t extra_cap;
+  char *ctype;   /* in extra, or NULL */
   union chunk_decoder dec;
 };
 
@@ -154,8 +156,16 @@ struct gs_proxy {
   bool started;              /* shard: its thread was created (to be joined) */
   bool running;              /* shard: its loop runs (and applies changes) */
   int efd;                   /* shard: the main proxy's wake-up */
+  int inbox[2];              /* with shards: a pipe of connections other threads hand this one */
+  unsigned handed;           /* fds in inbox (atomic: any thread adds, this one takes) */
   pthread_t thread;
 };
+
+/* Every proxy of main proxy m's group: m, then its shards. */
+static struct gs_proxy *group_at(const struct gs_proxy *m, size_t i)
+{
+  return i ? m->shards[i - 1] : m->main;
+}
 
 /* Counters written by one thread and read by others. */
 static void cnt_add(uint64_t *c, uint64_t v)
@@ -551,13 +561,16 @@ struct gs__conns *gs__proxy_conns(struct gs_proxy *p)
   return &p->main->conns;
 }
 
+unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i)
+{
+  return i <= p->nshards ? gs_http_server_conns(group_at(p, i)->http) : 0;
+}
+
 /* ---- upstream connections ---- */
 
 static void up_reset(struct upconn *uc)
 {
-  free(uc->extra);
-  free(uc->ctype);
-  uc->extra = uc->ctype = NULL;
+  uc->ctype = NULL;
   uc->in_len = uc->sent = 0;
   uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
   uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
@@ -570,7 +583,6 @@ static void up_close(struct upconn *uc)
   gs_loop_close_fd(uc->p->loop, uc->fd);
   free(uc->in);
   free(uc->extra);
-  free(uc->ctype);
   free(uc);
 }
 
@@ -886,8 +898,14 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
   size_t el = 0, cap = uc->head_len + nh + 1;
   bool has_cl = false;
   uc->keep = minor >= 1;
-  if (!(uc->extra = malloc(cap)))
-    return false;
+  /* Content-Type after them: no allocation per answer once the buffer is big enough */
+  if (uc->extra_cap < cap + uc->head_len + 1) {
+    free(uc->extra);
+    uc->extra_cap = 0;
+    if (!(uc->extra = malloc(cap + uc->head_len + 1)))
+      return false;
+    uc->extra_cap = cap + uc->head_len + 1;
+  }
   for (size_t i = 0; i < nh; i++) {
     if (!h[i].name)
       return false;
@@ -905,7 +923,9 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
         return false;
       has_cl = true;
     } else if (hdr_is(&h[i], "content-type") && !uc->ctype) {
-      uc->ctype = strndup(h[i].value, h[i].value_len);
+      uc->ctype = uc->extra + cap;
+      memcpy(uc->ctype, h[i].value, h[i].value_len);
+      uc->ctype[h[i].value_len] = 0;
     }
     if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < cap) {
       el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h[i].name_len, h[i].name,
@@ -1162,21 +1182,32 @@ static bool build_head(struct preq *r, const struct gs_http_request *q)
   return true;
 }
 
-/* Appends body bytes (framed) to r->out; past RETRY_KEEP the bytes already
- * sent go first, which ends the retry. false on no memory. */
-static bool out_body(struct preq *r, const char *data, size_t len, bool end)
+/* Room for need more bytes of the request in r->out; past RETRY_KEEP the
+ * bytes already sent go first, which ends the retry. false on no memory. */
+static bool out_reserve(struct preq *r, size_t need)
 {
-  char size[24];
-  int sl = r->chunked && len ? snprintf(size, sizeof(size), "%zx\r\n", len) : 0;
   struct upconn *uc = r->uc;
-  size_t need = (size_t)sl + len + 2 + (end && r->chunked ? 5 : 0);
   if (r->out_len + need > RETRY_KEEP && uc && uc->sent > r->base) {
     size_t done = uc->sent - r->base;
     memmove(r->out, r->out + done, r->out_len - done);
     r->out_len -= done;
     r->base += done;
   }
-  if (!out_room(r, need))
+  return out_room(r, need);
+}
+
+/* Appends body bytes (framed) to r->out, or counts them when the HTTP server
+ * read them into its end already (body_space). false on no memory. */
+static bool out_body(struct preq *r, const char *data, size_t len, bool end)
+{
+  char size[24];
+  int sl = r->chunked && len ? snprintf(size, sizeof(size), "%zx\r\n", len) : 0;
+  size_t need = (size_t)sl + len + 2 + (end && r->chunked ? 5 : 0);
+  if (len && data == r->out + r->out_len) { /* never chunked: a Content-Length body */
+    r->out_len += len;
+    return true;
+  }
+  if (!out_reserve(r, need))
     return false;
   out_add(r, size, (size_t)sl);
   out_add(r, data, len);
@@ -1185,6 +1216,18 @@ static bool out_body(struct preq *r, const char *data, size_t len, bool end)
   if (end && r->chunked)
     out_add(r, "0\r\n\r\n", 5);
   return true;
+}
+
+/* The HTTP server's buf_fn: the client's Content-Length body is read straight
+ * into r->out, where it is kept for a retry anyway (no copy in between). */
+static char *body_space(void *user, struct gs_http_conn *conn, size_t want, size_t *room)
+{
+  struct preq *r = user;
+  (void)conn;
+  if (!r || r->chunked || !out_reserve(r, want))
+    return NULL;
+  *room = r->out_cap - r->out_len;
+  return r->out + r->out_len;
 }
 
 /* The client's body failed (status 400, 408, 413) or could not be held:
@@ -1316,12 +1359,6 @@ static unsigned long long v_up(const struct gs_proxy *m, size_t w)
 static unsigned long long v_restarts(const struct gs_proxy *m, size_t w)
 {
   return m->w[w]->restarts;
-}
-
-/* Every proxy of p's group: the main one, then its shards. */
-static const struct gs_proxy *group_at(const struct gs_proxy *m, size_t i)
-{
-  return i ? m->shards[i - 1] : m;
 }
 
 static void write_metrics(struct gs_proxy *p, FILE *f)
@@ -1466,6 +1503,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating a proxy");
   p->main = m ? m : p;
   p->efd = -1;
+  p->inbox[0] = p->inbox[1] = -1;
   if (!m) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cond, NULL);
@@ -1504,15 +1542,30 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     gs_proxy_free(p);
     return rc;
   }
-  gs_http_server_stream(p->http, on_body, on_client_drain);
+  gs_http_server_stream(p->http, on_body, on_client_drain, body_space);
   gs__http_server_share_conns(p->http, &p->main->conns);
   *out = p;
   return 0;
 }
 
-/* Frees one proxy of a group (a shard's thread has ended). */
+/* Closes p's inbox with the connections still in it, never served. */
+static void inbox_close(struct gs_proxy *p)
+{
+  int fd;
+  if (p->inbox[0] < 0)
+    return;
+  while (read(p->inbox[0], &fd, sizeof(fd)) == (ssize_t)sizeof(fd)) {
+    close(fd);
+    gs__conns_put(&p->main->conns);
+  }
+  gs_loop_close_fd(p->loop, p->inbox[0]);
+  close(p->inbox[1]);
+}
+
+/* Frees one proxy of a group (every thread of the group has ended). */
 static void proxy_free_one(struct gs_proxy *p)
 {
+  inbox_close(p);
   /* Requests first: they point at client connections the server frees. */
   while (p->reqs) {
     struct preq *r = p->reqs;
@@ -1583,6 +1636,70 @@ static int shard_new(struct gs_err *err, struct gs_proxy *m, struct gs_proxy **o
   return 0;
 }
 
+/* Connections of q's thread, with those handed to it and not yet taken. */
+static unsigned thread_load(const struct gs_proxy *q)
+{
+  return gs_http_server_conns(q->http) + __atomic_load_n(&q->handed, __ATOMIC_RELAXED);
+}
+
+/* The HTTP server's route_fn. The kernel gives a new connection to whichever
+ * thread's loop runs first, so one busy thread would take most of a burst:
+ * like HAProxy's listeners, the accepting thread hands it to the group's least
+ * loaded thread when that one has fewer connections than itself. */
+static bool route_conn(void *ctx, int fd)
+{
+  struct gs_proxy *p = ctx, *best = p;
+  unsigned least = thread_load(p);
+  for (size_t i = 0; i <= p->main->nshards; i++) {
+    struct gs_proxy *q = group_at(p->main, i);
+    unsigned n = thread_load(q);
+    if (n < least) {
+      best = q;
+      least = n;
+    }
+  }
+  if (best == p)
+    return false;
+  __atomic_add_fetch(&best->handed, 1u, __ATOMIC_RELAXED);
+  if (write(best->inbox[1], &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
+    return true;
+  __atomic_sub_fetch(&best->handed, 1u, __ATOMIC_RELAXED); /* its pipe is full: kept here */
+  return false;
+}
+
+/* Connections another thread handed to this one. Each write of the pipe is
+ * one whole fd, so reads hold whole fds. */
+static void on_inbox(struct gs_loop *loop, int fd, void *data, unsigned mask)
+{
+  struct gs_proxy *p = data;
+  int fds[64];
+  ssize_t n;
+  (void)loop;
+  (void)mask;
+  while ((n = read(fd, fds, sizeof(fds))) > 0)
+    for (size_t i = 0; i < (size_t)n / sizeof(*fds); i++) {
+      __atomic_sub_fetch(&p->handed, 1u, __ATOMIC_RELAXED);
+      (void)gs__http_server_adopt(p->http, fds[i]); /* on failure closed and uncounted */
+    }
+}
+
+/* Every thread of m's group gets an inbox and hands on what it accepts. */
+static int open_inboxes(struct gs_err *err, struct gs_proxy *m)
+{
+  for (size_t i = 0; i <= m->nshards; i++) {
+    struct gs_proxy *q = group_at(m, i);
+    int rc;
+    if (pipe2(q->inbox, O_NONBLOCK | O_CLOEXEC) < 0) {
+      q->inbox[0] = q->inbox[1] = -1;
+      return gs_err_set(err, GS_E_IO, "pipe for a proxy thread: %s", strerror(errno));
+    }
+    if ((rc = gs_loop_add(err, q->loop, q->inbox[0], GS_LOOP_READABLE, on_inbox, q)) != 0)
+      return rc;
+    gs__http_server_route(q->http, route_conn, q);
+  }
+  return 0;
+}
+
 int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
                  struct gs_proxy **out)
 {
@@ -1604,6 +1721,10 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
       return rc;
     }
     p->nshards++;
+  }
+  if (p->nshards && (rc = open_inboxes(err, p)) != 0) {
+    gs_proxy_free(p);
+    return rc;
   }
   *out = p;
   return 0;
@@ -1695,11 +1816,12 @@ void gs_proxy_free(struct gs_proxy *p)
     publish(p); /* each running shard stops its loop */
     pthread_mutex_unlock(&p->mu);
   }
-  for (size_t i = 0; i < p->nshards; i++) {
+  /* all ended before any is freed: a running one may hand another connections */
+  for (size_t i = 0; i < p->nshards; i++)
     if (p->shards[i]->started)
       pthread_join(p->shards[i]->thread, NULL);
+  for (size_t i = 0; i < p->nshards; i++)
     shard_free(p->shards[i]);
-  }
   free(p->shards);
   proxy_free_one(p);
 }

@@ -22,6 +22,10 @@
 
 #define GS_LOOP_READABLE 1u
 #define GS_LOOP_WRITABLE 2u
+/* With READABLE, on a fd several loops watch (a listening socket shared by
+ * threads): an event wakes one of them, not all (EPOLLEXCLUSIVE). Given when
+ * the fd is first added; the fd then leaves the loop only whole. */
+#define GS_LOOP_EXCLUSIVE 4u
 /* A timer callback returns this to end the timer, or its next delay in µs. */
 #define GS_LOOP_TIMER_DONE (-1)
 
@@ -136,8 +140,16 @@ void gs_http_server_free(struct gs_http_server *s);
 typedef void gs_http_body_fn(void *user, struct gs_http_conn *conn, const char *data, size_t len,
                              int status);
 typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
+/* Optional (NULL: none): where the next bytes of a Content-Length body may be
+ * read straight to, saving a copy from the connection's buffer; want: the
+ * body bytes still to come, at most GS_HTTP_BODY_READ_MAX. Returns the space
+ * and its size in *room (>0), or NULL to have them read as usual. The bytes
+ * read there then reach body_fn with data pointing at that space. */
+#define GS_HTTP_BODY_READ_MAX (256u << 10)
+typedef char *gs_http_body_buf_fn(void *user, struct gs_http_conn *conn, size_t want,
+                                  size_t *room);
 void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
-                           gs_http_drain_fn *drain_fn);
+                           gs_http_drain_fn *drain_fn, gs_http_body_buf_fn *buf_fn);
 void gs_http_bind(struct gs_http_conn *conn, void *user);
 /* Stops (true) or resumes reading the connection: backpressure. An answer's
  * end resumes it. */

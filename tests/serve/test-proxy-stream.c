@@ -9,7 +9,8 @@
  * cutting a stalled body and the worker connection carrying it); last, the
  * proxy with three event-loop threads: requests from many clients at once,
  * counters summed over the threads, a worker leaving the pool leaves every
- * thread's (make test-tsan runs this file under ThreadSanitizer). */
+ * thread's, and a burst of connections spread evenly over two threads (make
+ * test-tsan runs this file under ThreadSanitizer). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -631,6 +632,42 @@ static void test_threads(void **state)
   env_free(&e);
 }
 
+/* Two threads, 8 connections opened at once: whichever thread accepts them,
+ * each ends up serving about half (the other thread's loop runs on its own,
+ * so without the hand-over it would take most of them). */
+static void test_threads_share_connections(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1, .threads = 2};
+  struct gs_err err = {0};
+  struct client c[8];
+  struct env e;
+  uint64_t deadline;
+  unsigned got = 0;
+  int fd;
+  (void)state;
+  memset(&e, 0, sizeof(e));
+  gs_http_limits_default(&cfg.limits);
+  assert_int_equal(gs_loop_new(&err, 1024, &e.loop), 0);
+  assert_int_equal(gs_proxy_new(&err, e.loop, &cfg, &e.proxy), 0);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e.port), 0);
+  assert_int_equal(gs_proxy_listen_fd(&err, e.proxy, fd), 0);
+  for (int i = 0; i < 8; i++)
+    client_open(&c[i], e.port, NULL, 0);
+  deadline = gs_loop_now_us() + DEADLINE_US;
+  while (got < 8 && gs_loop_now_us() < deadline) {
+    gs_loop_run_once(e.loop, 1);
+    got = gs__proxy_thread_conns(e.proxy, 0) + gs__proxy_thread_conns(e.proxy, 1);
+  }
+  assert_int_equal(got, 8);
+  /* two threads deciding at once may each keep one: at most 2 apart */
+  assert_true(gs__proxy_thread_conns(e.proxy, 0) >= 3);
+  assert_true(gs__proxy_thread_conns(e.proxy, 1) >= 3);
+  for (int i = 0; i < 8; i++)
+    client_free(&c[i]);
+  gs_proxy_free(e.proxy);
+  gs_loop_free(e.loop);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -643,6 +680,7 @@ int main(void)
       cmocka_unit_test(test_body_limit_while_streaming),
       cmocka_unit_test(test_slowloris_while_streaming),
       cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_threads_share_connections),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
