@@ -247,12 +247,53 @@ bad:
   return -1;
 }
 
-/* One -i item: an index, a GPU UUID (or unambiguous prefix) or a PCI bus id. */
-static int select_one(struct gs_backend *b, const char *item, unsigned ngpu, unsigned *out)
+/* An -i item naming a MIG device, in either UUID form: selects its GPU and
+ * records its GI and CI for the verbs that understand one (c->mig_ok). */
+static int select_mig(struct cli *c, struct gs_backend *b, const char *item, unsigned ngpu,
+                      unsigned *out)
+{
+  struct gs_mig_device *devs = calloc(GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
+  struct gs_err err = {0};
+  int rc = -1;
+  if (!devs)
+    return -cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory reading MIG devices"});
+  for (unsigned g = 0; g < ngpu && rc < 0; g++) {
+    unsigned nd = 0;
+    if (b->ops->mig_devices(b, &err, g, devs, &nd) != 0) {
+      free(devs);
+      return -cli_fail(&err);
+    }
+    for (unsigned k = 0; k < nd && rc < 0; k++)
+      if (strcasecmp(devs[k].uuid, item) == 0 || strcasecmp(devs[k].legacy_uuid, item) == 0) {
+        *out = g;
+        c->mig_gi = devs[k].gi;
+        c->mig_ci = devs[k].ci;
+        rc = 0;
+      }
+  }
+  free(devs);
+  if (rc < 0)
+    return -cli_usage("-i %s: no MIG device has this UUID (`gpuslice list` shows them)", item);
+  if (!c->mig_ok)
+    return -cli_usage("-i %s: names MIG device GI %u CI %u of GPU %u, but this command acts on "
+                      "whole GPUs; use -i %u",
+                      item, c->mig_gi, c->mig_ci, *out, *out);
+  if (strchr(c->gpus, ','))
+    return -cli_usage("-i %s: a MIG device UUID must be the only -i item", item);
+  c->mig_sel = true;
+  return 0;
+}
+
+/* One -i item: an index, a GPU UUID (or unambiguous prefix), a PCI bus id, or
+ * a MIG device's UUID. */
+static int select_one(struct cli *c, struct gs_backend *b, const char *item, unsigned ngpu,
+                      unsigned *out)
 {
   struct gs_err err = {0};
   unsigned ids[1], hits = 0;
   bool numeric = strspn(item, "0123456789") == strlen(item);
+  if (strncasecmp(item, "MIG-", 4) == 0)
+    return select_mig(c, b, item, ngpu, out);
   if (numeric) {
     if (cli_parse_ids(item, "-i", ids, 1) < 0)
       return -GS_EXIT_USAGE;
@@ -306,7 +347,7 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
   snprintf(buf, sizeof(buf), "%s", c->gpus);
   for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
     unsigned g = 0, k;
-    if ((rc = select_one(b, item, ngpu, &g)) != 0)
+    if ((rc = select_one(c, b, item, ngpu, &g)) != 0)
       return rc;
     for (k = 0; k < n && out[k] != g; k++)
       ;
@@ -321,6 +362,23 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
       out[j - 1] = t;
     }
   return (int)n;
+}
+
+int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12], char cbuf[12])
+{
+  if (!c->mig_sel)
+    return 0;
+  if (*gi || (ci && *ci))
+    return cli_usage("-i %s names one MIG device (GPU instance %u, compute instance %u); drop "
+                     "--gi/--ci or select the GPU by index",
+                     c->gpus, c->mig_gi, c->mig_ci);
+  snprintf(gbuf, 12, "%u", c->mig_gi);
+  *gi = gbuf;
+  if (ci) {
+    snprintf(cbuf, 12, "%u", c->mig_ci);
+    *ci = cbuf;
+  }
+  return 0;
 }
 
 int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,

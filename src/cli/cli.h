@@ -25,6 +25,12 @@ struct cli {
   bool quiet;                  /* no "using emulated GPUs" notice */
   bool json;                   /* --json: machine-readable output */
   const char *gpus;            /* -i value, NULL = all */
+  /* -i may name one MIG device (MIG-<uuid>, or MIG-GPU-<uuid>/<gi>/<ci>) in
+   * verbs that set mig_ok before cli_select_gpus: its GPU is selected and
+   * mig_gi/mig_ci say which instances the verb narrows to (cli_mig_narrow). */
+  bool mig_ok;
+  bool mig_sel;
+  unsigned mig_gi, mig_ci;
 };
 
 /* Runs one gpuslice command line; returns the exit status. */
@@ -73,9 +79,14 @@ int cli_fail(const struct gs_err *err);
 int cli_usage(const char *fmt, ...) GS_PRINTF(1, 2);
 int cli_exit_of(int code);
 
-/* Resolves -i (indices, GPU UUIDs or PCI bus ids, comma-separated; NULL:
+/* Resolves -i (indices, GPU UUIDs or PCI bus ids, comma-separated, or one
+ * MIG device UUID where c->mig_ok; NULL:
  * every GPU) into ascending indices; returns the count or a negative exit. */
 int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS]);
+/* In a verb with --gi (and --ci, unless ci is NULL), makes a MIG device named
+ * by -i stand for those options: *gi and *ci point at its ids (written into
+ * gbuf and cbuf). Returns 0, or GS_EXIT_USAGE when the options were given too. */
+int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12], char cbuf[12]);
 /* Parses "7,8,9" into ids (max entries); returns count or -1 naming `what`. */
 int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max);
 

@@ -33,6 +33,8 @@ struct ci_opts {
   const char *gi;   /* --gi list, NULL = every GI */
   const char *ci;   /* --ci list, NULL = every CI */
   int placement;    /* --placement, -1 = the driver chooses */
+  bool narrow_ci;   /* a MIG device in -i selects its CI too, not only its GI */
+  char gbuf[12], cbuf[12];
 };
 
 static int on_ci_opt(struct cli *c, int ch, const char *value, void *arg)
@@ -74,14 +76,17 @@ static bool id_wanted(const unsigned *ids, int n, unsigned id)
   return false;
 }
 
-static int for_each_gi(struct cli *c, const struct ci_opts *o, gi_fn fn, void *arg, unsigned *visited)
+static int for_each_gi(struct cli *c, struct ci_opts *o, gi_fn fn, void *arg, unsigned *visited)
 {
   unsigned gpus[GS_BACKEND_MAX_GPUS], ids[GS_GEOM_MAX_INSTANCES * 2];
   struct gs_backend *b;
   struct gs_err err = {0};
-  int n = cli_select_gpus(c, gpus), nid = 0, rc = GS_EXIT_OK;
-  if (n < 0)
+  int n, nid = 0, rc = GS_EXIT_OK;
+  c->mig_ok = true;
+  if ((n = cli_select_gpus(c, gpus)) < 0)
     return -n;
+  if (cli_mig_narrow(c, &o->gi, o->narrow_ci ? &o->ci : NULL, o->gbuf, o->cbuf) != 0)
+    return GS_EXIT_USAGE;
   if (o->gi && (nid = cli_parse_ids(o->gi, "--gi", ids, GS_NITEMS(ids))) < 0)
     return GS_EXIT_USAGE;
   cli_backend(c, &b);
@@ -184,9 +189,9 @@ static int finish_list(struct cli *c, struct list_ctx *x, int rc, unsigned visit
 
 /* The read verbs: parse options, visit every selected GI, print or JSON. */
 static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_fn rows,
-                    const char *none)
+                    bool narrow_ci, const char *none)
 {
-  struct ci_opts o = {.placement = -1};
+  struct ci_opts o = {.placement = -1, .narrow_ci = narrow_ci};
   struct list_ctx x = {.o = &o};
   unsigned visited = 0;
   int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
@@ -202,7 +207,7 @@ static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_
 static int run_profiles(struct cli *c, int argc, char **argv)
 {
   return run_walk(c, argc, argv, "gpuslice ci profiles [-i GPUS] [--gi IDS] [--json]",
-                  profile_rows, "No GPU instances found: Not Found");
+                  profile_rows, false, "No GPU instances found: Not Found");
 }
 
 static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
@@ -232,7 +237,7 @@ static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_g
 static int run_placements(struct cli *c, int argc, char **argv)
 {
   return run_walk(c, argc, argv, "gpuslice ci placements [-i GPUS] [--gi IDS] [--json]",
-                  placement_rows, "No GPU instances found: Not Found");
+                  placement_rows, false, "No GPU instances found: Not Found");
 }
 
 /* ---- create ---- */
@@ -310,19 +315,26 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
   struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
   struct gs_err err = {0};
   unsigned n = 0;
+  unsigned ids[GS_GEOM_MAX_INSTANCES * 2];
+  int nid = 0;
+  if (x->o->ci && (nid = cli_parse_ids(x->o->ci, "--ci", ids, GS_NITEMS(ids))) < 0)
+    return GS_EXIT_USAGE;
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
-  for (unsigned k = 0; k < n; k++, x->rows++) {
+  for (unsigned k = 0; k < n; k++) {
     char v[GS_NITEMS(ci_cols)][GS_GEOM_NAME_SIZE + 4];
     const char *cells[GS_NITEMS(ci_cols)] = {v[0], v[1], v[2], v[3], v[4], v[5]};
+    if (!id_wanted(ids, nid, cis[k].id))
+      continue;
     if (c->json) {
       json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "gpu",
                                               info->index, "gi", gi->id, "name", cis[k].profile.name,
                                               "profile_id", cis[k].profile.id, "id", cis[k].id,
                                               "start", cis[k].start, "size", cis[k].span));
+      x->rows++;
       continue;
     }
-    if (x->rows == 0)
+    if (x->rows++ == 0)
       cli_table_begin("Compute instances:", ci_cols, GS_NITEMS(ci_cols));
     CELL(0, "%u", info->index);
     CELL(1, "%u", gi->id);
@@ -338,8 +350,34 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
 
 static int run_list(struct cli *c, int argc, char **argv)
 {
-  return run_walk(c, argc, argv, "gpuslice ci list [-i GPUS] [--gi IDS] [--json]", list_in_gi,
+  return run_walk(c, argc, argv, "gpuslice ci list [-i GPUS] [--gi IDS] [--ci IDS] [--json]", list_in_gi, true,
                   "No compute instances found: Not Found");
+}
+
+/* --ci names instances that must exist, as -dci -ci does (NOT_FOUND). */
+static int check_ci_ids(const struct gs_gpu_info *info, const struct gs_gi_info *gi,
+                        const struct gs_ci_info *cis, unsigned n, const unsigned *ids, int nid)
+{
+  for (int i = 0; i < nid; i++) {
+    char have[64] = "none";
+    size_t used = 0;
+    unsigned k;
+    for (k = 0; k < n && cis[k].id != ids[i]; k++)
+      ;
+    if (k < n)
+      continue;
+    for (k = 0; k < n && used < sizeof(have); k++)
+      used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%u", k ? ", " : "", cis[k].id);
+    printf("Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
+           ids[i], info->index, gi->id, gs_code_text(GS_E_NOT_FOUND));
+    struct gs_err err = {0};
+    gs_err_set(&err, GS_E_NOT_FOUND,
+               "GPU %u GPU instance %u has no compute instance %u (it has %s; `gpuslice ci list "
+               "-i %u --gi %u`)",
+               info->index, gi->id, ids[i], have, info->index, gi->id);
+    return cli_fail(&err);
+  }
+  return 0;
 }
 
 static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
@@ -355,6 +393,8 @@ static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gp
     return GS_EXIT_USAGE;
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
+  if ((rc = check_ci_ids(info, gi, cis, n, ids, nid)) != 0)
+    return rc;
   for (unsigned k = 0; k < n; k++) {
     if (!id_wanted(ids, nid, cis[k].id))
       continue;
@@ -375,7 +415,7 @@ static int run_destroy(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice ci destroy [-i GPUS] [--gi IDS] [--ci IDS]   (no --gi/--ci: every compute instance)";
-  struct ci_opts o = {.placement = -1};
+  struct ci_opts o = {.placement = -1, .narrow_ci = true};
   struct list_ctx x = {.o = &o};
   unsigned visited = 0;
   int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
@@ -384,7 +424,7 @@ static int run_destroy(struct cli *c, int argc, char **argv)
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
   rc = for_each_gi(c, &o, destroy_in_gi, &x, &visited);
-  if (rc != GS_EXIT_OK)
+  if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
     printf("Failed to destroy compute instances\n");
   else if (x.rows == 0)
     printf("No compute instances found: Not Found\n");

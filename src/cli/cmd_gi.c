@@ -368,6 +368,7 @@ static int run_list(struct cli *c, int argc, char **argv)
     return -first;
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  c->mig_ok = true;
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
   arr = json_array();
@@ -380,15 +381,18 @@ static int run_list(struct cli *c, int argc, char **argv)
       json_decref(arr);
       return cli_fail(&err);
     }
-    for (unsigned k = 0; k < ngi; k++, shown++) {
+    for (unsigned k = 0; k < ngi; k++) {
+      if (c->mig_sel && gis[k].id != c->mig_gi)
+        continue;
       if (c->json) {
         json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "gpu", gis[k].gpu,
                                              "name", gis[k].profile->name, "profile_id",
                                              gis[k].profile->id, "id", gis[k].id, "start",
                                              gis[k].start, "size", gis[k].span));
+        shown++;
         continue;
       }
-      if (shown == 0)
+      if (shown++ == 0)
         cli_table_begin("GPU instances:", gi_cols, GS_NITEMS(gi_cols));
       print_gi_row(&gis[k]);
     }
@@ -447,14 +451,18 @@ static int run_destroy(struct cli *c, int argc, char **argv)
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
   const char *gi_list = NULL;
+  char gbuf[12];
   unsigned destroyed = 0;
   int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_gi_opt, &gi_list);
   if (first <= 0)
     return -first;
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  c->mig_ok = true;
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
+  if (cli_mig_narrow(c, &gi_list, NULL, gbuf, NULL) != 0)
+    return GS_EXIT_USAGE;
   for (int i = 0; i < n; i++) {
     int r;
     if (!infos[i].mig_current && !c->gpus)
