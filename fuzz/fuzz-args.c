@@ -6,6 +6,7 @@
  * -runs=N over the corpus, or replay the input after the same history).
  * Any command line must end in an exit status 0..3: no crash, no leak
  * (ASan), no hang. The command line's output goes to /dev/null. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,20 @@
 
 #define MAX_WORDS 16
 #define RESET_EVERY 256
+
+/* True when word is --emu-state or --jobs-dir, or a prefix getopt_long may
+ * take for one ("--jo", "--emu-s=x"), with or without "=value". */
+static bool names_path_option(const char *word)
+{
+  static const char *const opts[] = {"--emu-state", "--jobs-dir"};
+  size_t len = strcspn(word, "=");
+  if (len < 3 || strncmp(word, "--", 2) != 0)
+    return false;
+  for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+    if (len <= strlen(opts[i]) && strncmp(word, opts[i], len) == 0)
+      return true;
+  return false;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -110,14 +125,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     start = i + 1;
   }
   argv[argc] = NULL;
-  /* --emu-state and --jobs-dir would let an input write files anywhere; the
-   * state file and the jobs directory beside it are ours. (Only that exact
-   * word is a global option: see take_globals.) */
+  /* --emu-state and --jobs-dir would let an input write files anywhere (a
+   * relative --jo left a directory in the source tree once); the state file
+   * and the jobs directory beside it are ours. */
   /* Verbs that serve until SIGTERM never end by design (their request path
    * has its own target, fuzz-http). */
   for (int i = 1; i < argc; i++)
-    if (strncmp(argv[i], "--emu-state", 11) == 0 ||
-        strncmp(argv[i], "--job", 5) == 0) { /* getopt takes any prefix of --jobs-dir */
+    if (names_path_option(argv[i])) {
       free(copy);
       return -1; /* not added to the corpus */
     }
