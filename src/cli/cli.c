@@ -247,6 +247,66 @@ bad:
   return -1;
 }
 
+int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_GEOM_NAME_SIZE],
+                       unsigned max)
+{
+  unsigned n = 0;
+  for (int a = 0; a < argc; a++) {
+    const char *p = argv[a];
+    while (*p) {
+      size_t len = strcspn(p, ",");
+      if (len == 0 || len >= GS_GEOM_NAME_SIZE || n == max)
+        return -cli_usage("%s: bad profile list '%s': give names or IDs such as 1g.5gb or 19,19 "
+                          "(at most %u)",
+                          verb, argv[a], max);
+      memcpy(words[n], p, len);
+      words[n++][len] = 0;
+      p += len + (p[len] == ',');
+    }
+  }
+  return (int)n;
+}
+
+static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned k = 0; k < m->ngi && used < size; k++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s (%u)", k ? ", " : "", m->gi[k].name,
+                             m->gi[k].id);
+}
+
+/* One word: the profile before any '@', the start after it. */
+static int profile_slot(const struct gs_geom_model *m, const char *who, char *word,
+                        struct gs_geom_slot *out)
+{
+  char list[512], *at = strchr(word, '@'), *end;
+  long v = -1;
+  if (at) {
+    v = strtol(at + 1, &end, 10);
+    if (!at[1] || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
+      return cli_usage("'%s': the start after '@' must be a memory slice such as 0 or 4", word);
+    *at = 0;
+  }
+  out->profile = gs_geom_gi_profile_find(m, word);
+  out->start = (int)v;
+  if (at)
+    *at = '@';
+  if (out->profile)
+    return 0;
+  list_profiles(m, list, sizeof(list));
+  return cli_usage("%s: unknown GPU instance profile '%s'; its profiles are %s", who, word, list);
+}
+
+int cli_profile_slots(const struct gs_geom_model *m, const char *who,
+                      char words[][GS_GEOM_NAME_SIZE], unsigned n, struct gs_geom_slot *out)
+{
+  for (unsigned w = 0; w < n; w++)
+    if (profile_slot(m, who, words[w], &out[w]) != 0)
+      return GS_EXIT_USAGE;
+  return 0;
+}
+
 /* An -i item naming a MIG device, in either UUID form: selects its GPU and
  * records its GI and CI for the verbs that understand one (c->mig_ok). */
 static int select_mig(struct cli *c, struct gs_backend *b, const char *item, unsigned ngpu,

@@ -87,6 +87,16 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS]);
  * by -i stand for those options: *gi and *ci point at its ids (written into
  * gbuf and cbuf). Returns 0, or GS_EXIT_USAGE when the options were given too. */
 int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12], char cbuf[12]);
+/* Splits operands such as "19,19" "3g.20gb@4" into profile words (at most
+ * max); `verb` opens the error message. Returns the count or -GS_EXIT_USAGE. */
+int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_GEOM_NAME_SIZE],
+                       unsigned max);
+/* Resolves profile words (a name, "MIG <name>" or an NVIDIA profile ID, with
+ * an optional "@START" memory slice) against model m into slots (start -1
+ * without "@"). All words are checked before the caller acts on any; `who`
+ * ("GPU 0 (a100-40gb)") opens the error message. Returns 0 or GS_EXIT_USAGE. */
+int cli_profile_slots(const struct gs_geom_model *m, const char *who,
+                      char words[][GS_GEOM_NAME_SIZE], unsigned n, struct gs_geom_slot *out);
 /* Parses "7,8,9" into ids (max entries); returns count or -1 naming `what`. */
 int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max);
 

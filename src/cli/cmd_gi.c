@@ -192,72 +192,6 @@ static int on_create_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
-/* Splits the operands ("19,19 1g.5gb") into profile words. */
-static int collect_profiles(int argc, char **argv, char words[][GS_GEOM_NAME_SIZE], unsigned max)
-{
-  unsigned n = 0;
-  for (int a = 0; a < argc; a++) {
-    const char *p = argv[a];
-    while (*p) {
-      size_t len = strcspn(p, ",");
-      if (len == 0 || len >= GS_GEOM_NAME_SIZE || n == max)
-        return -cli_usage("gi create: bad profile list '%s': give names or IDs such as 1g.5gb "
-                          "or 19,19 (at most %u)",
-                          argv[a], max);
-      memcpy(words[n], p, len);
-      words[n++][len] = 0;
-      p += len + (p[len] == ',');
-    }
-  }
-  return (int)n;
-}
-
-static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
-{
-  size_t used = 0;
-  buf[0] = 0;
-  for (unsigned k = 0; k < m->ngi && used < size; k++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%s (%u)", k ? ", " : "", m->gi[k].name,
-                             m->gi[k].id);
-}
-
-/* Resolves every word against one GPU's model before anything is created. */
-static int resolve_profiles(const struct gs_gpu_info *info, char words[][GS_GEOM_NAME_SIZE],
-                            unsigned n, const struct gs_geom_gi_profile **out)
-{
-  char list[512];
-  for (unsigned w = 0; w < n; w++) {
-    char *at = strchr(words[w], '@');
-    if (at)
-      *at = 0;
-    out[w] = gs_geom_gi_profile_find(info->model, words[w]);
-    if (at)
-      *at = '@';
-    if (!out[w]) {
-      list_profiles(info->model, list, sizeof(list));
-      return cli_usage("GPU %u (%s): unknown GPU instance profile '%s'; its profiles are %s",
-                       info->index, info->model->key, words[w], list);
-    }
-  }
-  return 0;
-}
-
-/* The start for one word: "name@4", else --placement, else -1. */
-static int word_start(const char *word, int placement, int *start)
-{
-  const char *at = strchr(word, '@');
-  char *end;
-  long v;
-  *start = placement;
-  if (!at)
-    return 0;
-  v = strtol(at + 1, &end, 10);
-  if (!at[1] || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
-    return cli_usage("'%s': the start after '@' must be a memory slice such as 0 or 4", word);
-  *start = (int)v;
-  return 0;
-}
-
 /* The backend says why the GPU has no room; add what the user can do. */
 static void no_room_hint(struct gs_err *err, unsigned gpu)
 {
@@ -272,17 +206,18 @@ static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
                          char words[][GS_GEOM_NAME_SIZE], unsigned n,
                          const struct create_opts *o)
 {
-  const struct gs_geom_gi_profile *profiles[GS_GEOM_MAX_INSTANCES * 2];
+  struct gs_geom_slot slots[GS_GEOM_MAX_INSTANCES * 2];
   struct gs_err err = {0};
-  int rc = resolve_profiles(info, words, n, profiles);
+  char who[GS_GEOM_NAME_SIZE + 16];
+  int rc;
+  snprintf(who, sizeof(who), "GPU %u (%s)", info->index, info->model->key);
+  rc = cli_profile_slots(info->model, who, words, n, slots);
   for (unsigned w = 0; rc == 0 && w < n; w++) {
     struct gs_gi_info gi;
-    int start;
-    if ((rc = word_start(words[w], o->placement, &start)) != 0)
-      break;
-    if (b->ops->gi_create(b, &err, info->index, profiles[w], start, &gi) != 0) {
+    int start = slots[w].start >= 0 ? slots[w].start : o->placement;
+    if (b->ops->gi_create(b, &err, info->index, slots[w].profile, start, &gi) != 0) {
       printf("Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
-             profiles[w]->id, gs_code_text(err.code));
+             slots[w].profile->id, gs_code_text(err.code));
       if (err.code == GS_E_INSUFFICIENT_RESOURCES)
         no_room_hint(&err, info->index);
       rc = cli_fail(&err);
@@ -326,7 +261,7 @@ static int run_create(struct cli *c, int argc, char **argv)
     return -first;
   if (first >= argc)
     return cli_usage("gi create: name at least one profile; usage: %s", usage);
-  if ((nw = collect_profiles(argc - first, argv + first, words, GS_NITEMS(words))) < 0)
+  if ((nw = cli_split_profiles(argc - first, argv + first, "gi create", words, GS_NITEMS(words))) < 0)
     return -nw;
   if (o.placement >= 0 && nw > 1)
     return cli_usage("gi create: --placement applies to one profile; for several write NAME@START "

@@ -410,6 +410,38 @@ static void describe(const struct gs_geom_layout *l, char *buf, size_t size)
   }
 }
 
+/* Limits no placement can lift, named before placements are searched:
+ * instance counts, compute slices, media engines. */
+static int check_totals(struct gs_err *err, const struct gs_geom_model *m,
+                        const struct gs_geom_layout *l)
+{
+  struct gs_geom_layout before = {0};
+  unsigned compute = 0;
+  for (unsigned i = 0; i < l->n; i++) {
+    const struct gs_geom_gi_profile *p = l->slot[i].profile;
+    unsigned same = 0;
+    for (unsigned j = 0; j < l->n; j++)
+      same += l->slot[j].profile == p;
+    if (same > p->max_count)
+      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                        "the layout has %u %s instances but one %s holds at most %u (see "
+                        "`gpuslice layouts %s`)",
+                        same, p->name, m->key, p->max_count, m->key);
+    if (check_media(err, &before, p) != 0)
+      return GS_E_INSUFFICIENT_RESOURCES;
+    /* check_media looks only at placed slots; any start will do here. */
+    before.slot[before.n].profile = p;
+    before.slot[before.n++].start = l->slot[i].start < 0 ? 0 : l->slot[i].start;
+    compute += p->compute_slices;
+  }
+  if (compute > m->compute_slices)
+    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                      "the layout needs %u compute slices but one %s has %u (see `gpuslice "
+                      "layouts %s`)",
+                      compute, m->key, m->compute_slices, m->key);
+  return 0;
+}
+
 int gs_geom_validate(struct gs_err *err, const struct gs_geom_model *m,
                      const struct gs_geom_layout *l, struct gs_geom_layout *out)
 {
@@ -419,6 +451,8 @@ int gs_geom_validate(struct gs_err *err, const struct gs_geom_model *m,
   if (l->n > GS_GEOM_MAX_INSTANCES)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "a layout holds at most %u GPU instances",
                       GS_GEOM_MAX_INSTANCES);
+  if (check_totals(err, m, l) != 0)
+    return err ? err->code : GS_E_INSUFFICIENT_RESOURCES;
   /* Placed slots first, one by one, so the message names the first conflict. */
   for (unsigned i = 0; i < l->n; i++) {
     t.slot[i] = l->slot[i];

@@ -114,6 +114,12 @@ expect "-i ambiguous UUID prefix" 2 "-i GPU-" "give more of the UUID" -- list -i
 fresh
 expect "layouts unknown model" 2 "nosuchgpu" "gpuslice models" -- layouts nosuchgpu
 expect "layouts without model" 2 "layouts" "gpuslice models" -- layouts
+expect "layouts --check does not fit" 1 "3g.20gb x2 + 1g.5gb does not fit on one a100-40gb" "gpuslice layouts a100-40gb" -- layouts a100-40gb --check 3g.20gb,3g.20gb,1g.5gb
+expect "layouts --check two +me" 1 "has 2 1g.5gb+me instances" "at most 1" -- layouts a100-40gb --check 1g.5gb+me,20
+expect "layouts --check too many compute slices" 1 "needs 8 compute slices" -- layouts a100-40gb --check 4g.20gb,2g.10gb,2g.10gb
+expect "layouts --check illegal start" 2 "3g.20gb cannot start at memory slice 2" "valid placements are 0, 4" -- layouts a100-40gb --check 3g.20gb@2
+expect "layouts --check unknown profile" 2 "a100-40gb: unknown GPU instance profile '1g.6gb'" "1g.5gb (19)" -- layouts a100-40gb --check 1g.6gb
+expect "layouts --check empty item" 2 "bad profile list" -- layouts a100-40gb --check 19,,19
 
 # ---- GPU instances ----
 fresh
@@ -125,6 +131,7 @@ expect "gi create illegal placement" 2 "3g.20gb" "slice 2" "valid placements are
 expect "gi create bad placement value" 2 "--placement 'x'" "gpuslice gi placements" -- gi create 3g.20gb --placement x -i 0
 expect "gi create placement with two profiles" 2 "--placement" "NAME@START" -- gi create 3g.20gb,1g.5gb --placement 0 -i 0
 expect "gi create bad @start" 2 "3g.20gb@x" "0 or 4" -- gi create 3g.20gb@x -i 0
+expect "gi create bad @start after a good profile (nothing created)" 2 "3g.20gb@x" "0 or 4" -- gi create 1g.5gb 3g.20gb@x -i 0
 expect "gi placements unknown profile" 2 "nosuch" "gpuslice gi profiles" -- gi placements nosuch -i 0
 
 fresh

@@ -556,6 +556,35 @@ static void test_validate_too_many_slots(void **state)
   assert_contains(err.msg, "at most 8 GPU instances");
 }
 
+/* Limits no placement lifts are named as such, not as "does not fit". */
+static void assert_validate_fails(const char *key, const char *const *names, unsigned n,
+                                  const char *part)
+{
+  const struct gs_geom_model *m = model(key);
+  struct gs_geom_layout l = {0};
+  struct gs_err err = {0};
+  for (unsigned i = 0; i < n; i++)
+    put(&l, prof(m, names[i]), -1);
+  assert_int_equal(gs_geom_validate(&err, m, &l, NULL), GS_E_INSUFFICIENT_RESOURCES);
+  assert_contains(err.msg, part);
+  assert_int_equal(gs_geom_validate(NULL, m, &l, NULL), GS_E_INSUFFICIENT_RESOURCES);
+}
+
+static void test_validate_names_the_limit(void **state)
+{
+  static const char *const two_me[] = {"1g.5gb+me", "1g.5gb+me"};
+  static const char *const eight_1g[] = {"19", "19", "19", "19", "19", "19", "19", "19"};
+  static const char *const eight_slices[] = {"4g.20gb", "2g.10gb", "2g.10gb"};
+  static const char *const me_pair_a30[] = {"1g.6gb+me", "2g.12gb+me"};
+  static const char *const me_all[] = {"1g.24gb", "1g.24gb+me.all"};
+  (void)state;
+  assert_validate_fails("a100-40gb", two_me, 2, "has 2 1g.5gb+me instances but one a100-40gb holds at most 1");
+  assert_validate_fails("a100-40gb", eight_1g, 8, "has 8 1g.5gb instances but one a100-40gb holds at most 7");
+  assert_validate_fails("a100-40gb", eight_slices, 3, "needs 8 compute slices but one a100-40gb has 7");
+  assert_validate_fails("a30-24gb", me_pair_a30, 2, "only one +me instance per GPU");
+  assert_validate_fails("rtx-pro-6000", me_all, 2, "1g.24gb+me.all takes every media engine");
+}
+
 /* ---- compute-instance profiles (reference §5.2) ---- */
 
 static unsigned ci_profiles(const char *gi, struct gs_geom_ci_profile out[GS_GEOM_MAX_CI_PROFILES])
@@ -700,6 +729,7 @@ int main(void)
     cmocka_unit_test(test_validate_placed_illegal_start),
     cmocka_unit_test(test_validate_mixed),
     cmocka_unit_test(test_validate_too_many_slots),
+    cmocka_unit_test(test_validate_names_the_limit),
     cmocka_unit_test(test_ci_profiles_7g),
     cmocka_unit_test(test_ci_profiles_smaller_gis),
     cmocka_unit_test(test_ci_profile_find),

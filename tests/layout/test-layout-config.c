@@ -253,7 +253,7 @@ static const struct bad_case resolve_errors[] = {
     {"two entries one GPU", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: false\n    - devices: [0]\n      mig-enabled: false\n",
      "entry 1", "also selected by entry 0"},
     {"does not fit", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"1g.5gb\": 8}\n",
-     "test.yaml:4", "1g.5gb x8 does not fit"},
+     "test.yaml:4", "has 8 1g.5gb instances but one a100-40gb holds at most 7"},
     {"3g+3g+1g does not fit", "version: v1\nmig-configs:\n  a:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {\"3g.20gb\": 2, \"1g.5gb\": 1}\n",
      "test.yaml:4", "does not fit on one a100-40gb"},
     {"unknown CI profile",
