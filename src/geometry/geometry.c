@@ -53,12 +53,15 @@ const struct gs_geom_model *gs_geom_model_find(const char *what)
 {
   unsigned n, i;
   const struct gs_geom_model *const *all = gs_geom_models(&n);
+  const char *bare;
   if (!what)
     return NULL;
+  /* NVML names of sister SKUs ("NVIDIA A800-SXM4-80GB") match their alias. */
+  bare = strncasecmp(what, "NVIDIA ", 7) == 0 ? what + 7 : what;
   for (i = 0; i < n; i++) {
     const struct gs_geom_model *m = all[i];
     const char *short_name = strncasecmp(m->name, "NVIDIA ", 7) == 0 ? m->name + 7 : m->name;
-    if (strcasecmp(m->key, what) == 0 || list_has(m->aliases, what) ||
+    if (strcasecmp(m->key, what) == 0 || list_has(m->aliases, bare) ||
         strcasecmp(m->name, what) == 0 || strcasecmp(short_name, what) == 0 ||
         model_matches_pci(m, what))
       return m;

@@ -672,6 +672,15 @@ static void test_model_find(void **state)
   assert_ptr_equal(gs_geom_model_find("0x20B010DE"), m);            /* mig-parted device filter */
   assert_ptr_equal(gs_geom_model_find("0x20b010de"), m);
   assert_ptr_equal(gs_geom_model_find("A100-40GB"), m);
+  /* Sister SKUs the reference names beside a model (§3.1, §3.2, §3.4, §3.5),
+   * also by their NVML name. */
+  assert_ptr_equal(gs_geom_model_find("a800-40gb"), m);
+  assert_ptr_equal(gs_geom_model_find("NVIDIA A800-SXM4-80GB"), model("a100-80gb"));
+  assert_ptr_equal(gs_geom_model_find("NVIDIA A100-PCIE-40GB"), m);
+  assert_ptr_equal(gs_geom_model_find("NVIDIA H800"), model("h100-80gb"));
+  assert_ptr_equal(gs_geom_model_find("h800-pcie"), model("h100-pcie-80gb"));
+  assert_ptr_equal(gs_geom_model_find("NVIDIA H800 NVL"), model("h100-nvl-94gb"));
+  assert_ptr_equal(gs_geom_model_find("NVIDIA H200 NVL"), model("h200-141gb"));
   assert_null(gs_geom_model_find("a100-41gb"));
   assert_null(gs_geom_model_find(""));
   assert_null(gs_geom_model_find(NULL));
