@@ -7,18 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cli_col gip_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"Name"}, 18, true},
-    {{"ID"}, 3, false},
-    {{"Instances", "Free/Total"}, 10, false},
-    {{"Memory", "GiB"}, 7, false},
-    {{"P2P"}, 3, false},
-    {{"SM", "CE"}, 4, false},
-    {{"DEC", "JPEG"}, 4, false},
-    {{"ENC", "OFA"}, 4, false},
-};
-
 static const struct cli_col gi_cols[] = {
     {{"GPU"}, 3, false},
     {{"Name"}, 18, true},
@@ -54,31 +42,34 @@ static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, in
                    p->compute_slices, "placements", cli_placements_json(p->starts, p->span));
 }
 
+/* -lgip is printed with nvidia-smi's exact column positions (the 81-column
+ * table of current drivers, e.g. an H100's in reference T-H100S), so text
+ * that parses nvidia-smi's output parses this too. */
+static const char gip_rule[] =
+    "+-------------------------------------------------------------------------------+\n";
+
+static void print_profile_header(void)
+{
+  printf("%s", gip_rule);
+  printf("| GPU instance profiles:                                                        |\n"
+         "| GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC  |\n"
+         "|                                Free/Total   GiB              CE    JPEG  OFA  |\n"
+         "|===============================================================================|\n");
+}
+
 static void print_profile_rows(const struct gs_gpu_info *info, const struct gs_geom_gi_profile *p,
                                int free_count)
 {
-  char v[18][GS_GEOM_NAME_SIZE + 4];
-  const char *cells[18];
-  snprintf(v[0], sizeof(v[0]), "%u", info->index);
-  snprintf(v[1], sizeof(v[1]), "MIG %s", p->name);
-  snprintf(v[2], sizeof(v[2]), "%u", p->id);
+  char name[GS_GEOM_NAME_SIZE + 4], free_text[32];
+  snprintf(name, sizeof(name), "MIG %s", p->name);
   if (free_count < 0)
-    snprintf(v[3], sizeof(v[3]), "-/%u", p->max_count);
+    snprintf(free_text, sizeof(free_text), "%5s/%-3u", "-", p->max_count);
   else
-    snprintf(v[3], sizeof(v[3]), "%d/%u", free_count, p->max_count);
-  snprintf(v[4], sizeof(v[4]), "%.2f", gs_geom_gib(p->memory_mib));
-  snprintf(v[5], sizeof(v[5]), "No");
-  snprintf(v[6], sizeof(v[6]), "%u", p->sms);
-  snprintf(v[7], sizeof(v[7]), "%u", p->dec);
-  snprintf(v[8], sizeof(v[8]), "%u", p->enc);
-  for (unsigned i = 9; i < 15; i++)
-    v[i][0] = 0;
-  snprintf(v[15], sizeof(v[15]), "%u", p->ce);
-  snprintf(v[16], sizeof(v[16]), "%u", p->jpeg);
-  snprintf(v[17], sizeof(v[17]), "%u", p->ofa);
-  for (unsigned i = 0; i < 18; i++)
-    cells[i] = v[i];
-  cli_table_row(gip_cols, GS_NITEMS(gip_cols), cells, 2);
+    snprintf(free_text, sizeof(free_text), "%5d/%-3u", free_count, p->max_count);
+  printf("|%4u  %-18s%4u %s      %-11.2f%-7s%-7u%-6u%-4u|\n", info->index, name, p->id, free_text,
+         gs_geom_gib(p->memory_mib), "No", p->sms, p->dec, p->enc);
+  printf("|%62s%2u%5s%-6u%-4u|\n", "", p->ce, "", p->jpeg, p->ofa);
+  printf("%s", gip_rule);
 }
 
 static int run_profiles(struct cli *c, int argc, char **argv)
@@ -97,7 +88,7 @@ static int run_profiles(struct cli *c, int argc, char **argv)
     return -n;
   arr = json_array();
   if (!c->json)
-    cli_table_begin("GPU instance profiles:", gip_cols, GS_NITEMS(gip_cols));
+    print_profile_header();
   for (int i = 0; i < n; i++) {
     const struct gs_geom_model *m = infos[i].model;
     for (unsigned k = 0; k < m->ngi; k++) {
