@@ -340,8 +340,9 @@ int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
                       p->max_count == 1 ? "" : "s", same);
   if (compute + p->compute_slices > m->compute_slices)
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
-                      "%s needs %u compute slices but only %u of %u are free", p->name,
-                      p->compute_slices, m->compute_slices - compute, m->compute_slices);
+                      "%s needs %u compute slice%s but only %u of %u are free", p->name,
+                      p->compute_slices, p->compute_slices == 1 ? "" : "s",
+                      m->compute_slices - compute, m->compute_slices);
   if (check_media(err, l, p) != 0)
     return GS_E_INSUFFICIENT_RESOURCES;
   for (unsigned i = 0; i < l->n; i++) {

@@ -397,7 +397,7 @@ static void test_check_add_compute_exhausted(void **state)
   put(&l, &toy_gi[0], 0);
   put(&l, &toy_gi[0], 1);
   assert_add_fails(&toy, &l, &toy_gi[0], 2, GS_E_INSUFFICIENT_RESOURCES,
-                   "needs 1 compute slices but only 0 of 2 are free");
+                   "needs 1 compute slice but only 0 of 2 are free");
   assert_int_equal(gs_geom_remaining(&toy, &l, &toy_gi[0]), 0);
 }
 
