@@ -264,6 +264,8 @@ int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_
       p += len + (p[len] == ',');
     }
   }
+  if (n == 0)
+    return -cli_usage("%s: name at least one profile, such as 1g.5gb or 19", verb);
   return (int)n;
 }
 
@@ -414,6 +416,8 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
     if (k == n)
       out[n++] = g;
   }
+  if (n == 0)
+    return -cli_usage("-i '%.40s': expected GPU indices, UUIDs or PCI bus ids, e.g. -i 0,1", c->gpus);
   /* Ascending, as nvidia-smi walks GPUs. */
   for (unsigned i = 1; i < n; i++)
     for (unsigned j = i; j > 0 && out[j] < out[j - 1]; j--) {

@@ -47,8 +47,12 @@ static int on_ci_opt(struct cli *c, int ch, const char *value, void *arg)
   else if (ch == 'c')
     o->ci = value;
   else if (ch == 'p') {
-    if (cli_parse_ids(value, "--placement", v, 1) < 0 || v[0] >= GS_GEOM_MAX_GRID)
+    if (cli_parse_ids(value, "--placement", v, 1) < 0)
       return GS_EXIT_USAGE;
+    if (v[0] >= GS_GEOM_MAX_INSTANCES)
+      return cli_usage("--placement %u: a compute-instance placement is a compute slice of its "
+                       "GPU instance, 0..7 (`gpuslice ci placements` lists them)",
+                       v[0]);
     o->placement = (int)v[0];
   } else
     return cli_usage("unexpected option");
@@ -393,7 +397,8 @@ static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gp
     return GS_EXIT_USAGE;
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
-  if ((rc = check_ci_ids(info, gi, cis, n, ids, nid)) != 0)
+  /* With --gi the IDs name instances of that GI; without, of any GI. */
+  if (x->o->gi && (rc = check_ci_ids(info, gi, cis, n, ids, nid)) != 0)
     return rc;
   for (unsigned k = 0; k < n; k++) {
     if (!id_wanted(ids, nid, cis[k].id))
@@ -424,6 +429,14 @@ static int run_destroy(struct cli *c, int argc, char **argv)
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
   rc = for_each_gi(c, &o, destroy_in_gi, &x, &visited);
+  if (rc == GS_EXIT_OK && x.rows == 0 && o.ci) {
+    struct gs_err err = {0};
+    gs_err_set(&err, GS_E_NOT_FOUND,
+               "--ci %s: no GPU instance of the selected GPUs has such a compute instance "
+               "(`gpuslice ci list`)",
+               o.ci);
+    rc = cli_fail(&err);
+  }
   if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
     printf("Failed to destroy compute instances\n");
   else if (x.rows == 0)

@@ -109,6 +109,7 @@ expect "unexpected operand" 2 "extra" "usage: gpuslice gi list" -- gi list extra
 expect "-i out of range" 2 "-i 5" "gpuslice list" -- list -i 5
 expect "-i not a GPU" 2 "-i abc" "gpuslice list" -- list -i abc
 expect "-i empty" 2 "-i" "-i 0,1" -- list -i ''
+expect "-i only commas" 2 "-i ','" "-i 0,1" -- list -i ,
 fresh a100-40gb:2
 expect "-i ambiguous UUID prefix" 2 "-i GPU-" "give more of the UUID" -- list -i GPU-
 fresh
@@ -127,6 +128,7 @@ setup mig enable -i 0
 expect "gi create unknown profile name" 2 "nosuch" "1g.5gb (19)" "3g.20gb (9)" "7g.40gb (0)" -- gi create nosuch -i 0
 expect "gi create unknown profile id" 2 "'99'" "1g.5gb (19)" "4g.20gb (5)" -- gi create 99 -i 0
 expect "gi create no profile" 2 "gi create" "profile" -- gi create -i 0
+expect "gi create empty profile" 2 "gi create" "at least one profile" -- gi create '' -i 0
 expect "gi create illegal placement" 2 "3g.20gb" "slice 2" "valid placements are 0, 4" -- gi create 3g.20gb --placement 2 -i 0
 expect "gi create bad placement value" 2 "--placement 'x'" "gpuslice gi placements" -- gi create 3g.20gb --placement x -i 0
 expect "gi create placement with two profiles" 2 "--placement" "NAME@START" -- gi create 3g.20gb,1g.5gb --placement 0 -i 0
@@ -163,6 +165,9 @@ expect "ci list --gi 99" 2 "--gi 99" "gpuslice gi list -i 0" -- ci list -i 0 --g
 expect "ci create unknown CI profile" 2 "nosuch" "gpuslice ci profiles -i 0 --gi 1" -- ci create nosuch -i 0 --gi 1
 expect "ci create unknown CI profile id" 2 "'9'" "gpuslice ci profiles -i 0 --gi 1" -- ci create 9 -i 0 --gi 1
 expect "ci create bad --placement" 2 "--placement 'x'" "e.g. 7,8" -- ci create -i 0 --gi 1 --placement x
+expect "ci create --placement out of range" 2 "--placement 99" "0..7" -- ci create -i 0 --gi 1 --placement 99
+expect "ci destroy --ci no GI has" 1 "--ci 4" "NVML_ERROR_NOT_FOUND" "gpuslice ci list" -- ci destroy -i 0 --ci 4
+expect "ci destroy --gi --ci missing" 1 "GPU instance 1 has no compute instance 4" "it has none" -- ci destroy -i 0 --gi 1 --ci 4
 
 fresh
 setup mig enable -i 0
