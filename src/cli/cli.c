@@ -428,6 +428,28 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
   return (int)n;
 }
 
+static unsigned profile_rank(const struct gs_geom_model *m, const struct gs_geom_gi_profile *p)
+{
+  unsigned k;
+  for (k = 0; k < m->ngi && &m->gi[k] != p; k++)
+    ;
+  return k;
+}
+
+void cli_sort_gis(const struct gs_geom_model *m, struct gs_gi_info *gis, unsigned n)
+{
+  for (unsigned i = 1; i < n; i++)
+    for (unsigned j = i; j > 0; j--) {
+      unsigned a = profile_rank(m, gis[j - 1].profile), b = profile_rank(m, gis[j].profile);
+      struct gs_gi_info t;
+      if (a < b || (a == b && gis[j - 1].id < gis[j].id))
+        break;
+      t = gis[j];
+      gis[j] = gis[j - 1];
+      gis[j - 1] = t;
+    }
+}
+
 int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12], char cbuf[12])
 {
   if (!c->mig_sel)

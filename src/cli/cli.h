@@ -108,6 +108,10 @@ int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
                const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
                void *arg);
 
+/* Orders a GPU's instances as nvidia-smi -lgi lists them: by profile in the
+ * model's -lgip order, then by GI ID (seen in real -lgi and -lci outputs). */
+void cli_sort_gis(const struct gs_geom_model *m, struct gs_gi_info *gis, unsigned n);
+
 /* Writes a JSON value to stdout (indented, newline) and frees it. */
 int cli_print_json(json_t *v);
 

@@ -5,29 +5,33 @@
 #include <getopt.h>
 #include <string.h>
 
-static const struct cli_col cip_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"GPU", "Instance", "ID"}, 8, false},
-    {{"Name"}, 20, true},
-    {{"Profile", "ID"}, 7, false},
-    {{"Instances", "Free/Total"}, 10, false},
-    {{"Exclusive", "SM"}, 9, false},
-    {{"Shared", "DEC", "CE"}, 6, false},
-    {{"", "ENC", "JPEG"}, 4, false},
-    {{"", "OFA"}, 4, false},
-};
+/* -lcip and -lci at nvidia-smi's column positions (the 88- and 70-column
+ * tables real drivers print, e.g. an A100-80GB's on R515 and an H100's on
+ * current drivers, whose -lci is the same). */
+static const char cip_rule[] =
+    "+--------------------------------------------------------------------------------------+\n";
+static const char ci_rule[] =
+    "+--------------------------------------------------------------------+\n";
 
-static const struct cli_col ci_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"GPU", "Instance", "ID"}, 8, false},
-    {{"Name"}, 20, true},
-    {{"Profile", "ID"}, 7, false},
-    {{"Instance", "ID"}, 8, false},
-    {{"Placement", "Start:Size"}, 10, false},
-};
+static void print_cip_header(void)
+{
+  printf("%s", cip_rule);
+  printf("| Compute instance profiles:                                                           |\n"
+         "| GPU     GPU       Name             Profile  Instances   Exclusive       Shared       |\n"
+         "|       Instance                       ID     Free/Total     SM       DEC   ENC   OFA  |\n"
+         "|         ID                                                          CE    JPEG       |\n"
+         "|======================================================================================|\n");
+}
 
-/* Fills cell i of the row being built (the caller declares v). */
-#define CELL(i, ...) snprintf(v[i], sizeof(v[i]), __VA_ARGS__)
+static void print_ci_header(void)
+{
+  printf("%s", ci_rule);
+  printf("| Compute instances:                                                 |\n"
+         "| GPU     GPU       Name             Profile   Instance   Placement  |\n"
+         "|       Instance                       ID        ID       Start:Size |\n"
+         "|         ID                                                         |\n"
+         "|====================================================================|\n");
+}
 
 struct ci_opts {
   const char *gi;   /* --gi list, NULL = every GI */
@@ -104,6 +108,7 @@ static int for_each_gi(struct cli *c, struct ci_opts *o, gi_fn fn, void *arg, un
       continue;
     if (b->ops->gi_list(b, &err, gpus[i], gis, &ngi) != 0)
       return cli_fail(&err);
+    cli_sort_gis(info.model, gis, ngi);
     for (int k = 0; k < nid; k++) {
       unsigned g;
       for (g = 0; g < ngi && gis[g].id != ids[k]; g++)
@@ -143,11 +148,10 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
   unsigned n = gs_geom_ci_profiles(info->model, gi->profile, cps);
   const struct gs_geom_gi_profile *p = gi->profile;
   if (!c->json && x->rows == 0 && n > 0)
-    cli_table_begin("Compute instance profiles:", cip_cols, GS_NITEMS(cip_cols));
+    print_cip_header();
   for (unsigned k = 0; k < n; k++) {
     unsigned free_count = 0;
-    char v[2 * GS_NITEMS(cip_cols)][GS_GEOM_NAME_SIZE + 4];
-    const char *cells[2 * GS_NITEMS(cip_cols)];
+    char name[GS_GEOM_NAME_SIZE + 4];
     if (b->ops->ci_remaining(b, &err, info->index, gi->id, cps[k].id, &free_count) != 0)
       return cli_fail(&err);
     if (c->json) {
@@ -159,22 +163,12 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
                                               "jpeg", p->jpeg, "ofa", p->ofa));
       continue;
     }
-    for (unsigned i = 0; i < 2 * GS_NITEMS(cip_cols); i++)
-      v[i][0] = 0;
-    CELL(0, "%u", info->index);
-    CELL(1, "%u", gi->id);
-    CELL(2, "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cps[k].name);
-    CELL(3, "%u%s", cps[k].id, cps[k].is_default ? "*" : "");
-    CELL(4, "%u/%u", free_count, cps[k].max_count);
-    CELL(5, "%u", cps[k].sms);
-    CELL(6, "%u", p->dec);
-    CELL(7, "%u", p->enc);
-    CELL(8, "%u", p->ofa);
-    CELL(15, "%u", p->ce);
-    CELL(16, "%u", p->jpeg);
-    for (unsigned i = 0; i < 2 * GS_NITEMS(cip_cols); i++)
-      cells[i] = v[i];
-    cli_table_row(cip_cols, GS_NITEMS(cip_cols), cells, 2);
+    snprintf(name, sizeof(name), "MIG %s", cps[k].name);
+    printf("|%4u%7u       %-16s%6u%c%6u/%-3u%11u%9u%6u%6u   |\n", info->index, gi->id, name,
+           cps[k].id, cps[k].is_default ? '*' : ' ', free_count, cps[k].max_count, cps[k].sms,
+           p->dec, p->enc, p->ofa);
+    printf("|%64s%7u%6u%9s|\n", "", p->ce, p->jpeg, "");
+    printf("%s", cip_rule);
   }
   x->rows += n;
   return 0;
@@ -326,8 +320,7 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
   for (unsigned k = 0; k < n; k++) {
-    char v[GS_NITEMS(ci_cols)][GS_GEOM_NAME_SIZE + 4];
-    const char *cells[GS_NITEMS(ci_cols)] = {v[0], v[1], v[2], v[3], v[4], v[5]};
+    char name[GS_GEOM_NAME_SIZE + 4];
     if (!id_wanted(ids, nid, cis[k].id))
       continue;
     if (c->json) {
@@ -339,14 +332,11 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
       continue;
     }
     if (x->rows++ == 0)
-      cli_table_begin("Compute instances:", ci_cols, GS_NITEMS(ci_cols));
-    CELL(0, "%u", info->index);
-    CELL(1, "%u", gi->id);
-    CELL(2, "MIG %s", cis[k].profile.name);
-    CELL(3, "%u", cis[k].profile.id);
-    CELL(4, "%u", cis[k].id);
-    CELL(5, "%u:%u", cis[k].start, cis[k].span);
-    cli_table_row(ci_cols, GS_NITEMS(ci_cols), cells, 1);
+      print_ci_header();
+    snprintf(name, sizeof(name), "MIG %s", cis[k].profile.name);
+    printf("|%4u%7u       %-16s%6u%10u%11u:%-6u|\n", info->index, gi->id, name, cis[k].profile.id,
+           cis[k].id, cis[k].start, cis[k].span);
+    printf("%s", ci_rule);
   }
   return 0;
 }

@@ -7,14 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cli_col gi_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"Name"}, 18, true},
-    {{"Profile", "ID"}, 7, false},
-    {{"Instance", "ID"}, 8, false},
-    {{"Placement", "Start:Size"}, 10, false},
-};
-
 /* The GPUs selected by -i with their info; returns the count or -(exit). */
 static int selected_infos(struct cli *c, struct gs_backend **b, struct gs_gpu_info *infos)
 {
@@ -269,16 +261,26 @@ static int run_create(struct cli *c, int argc, char **argv)
 
 /* ---- list and destroy ---- */
 
+/* -lgi at nvidia-smi's column positions (current drivers' 59-column table,
+ * as an H100's `nvidia-smi mig -lgi` prints it). */
+static const char gi_rule[] = "+---------------------------------------------------------+\n";
+
+static void print_gi_header(void)
+{
+  printf("%s", gi_rule);
+  printf("| GPU instances:                                          |\n"
+         "| GPU   Name               Profile  Instance   Placement  |\n"
+         "|                            ID       ID       Start:Size |\n"
+         "|=========================================================|\n");
+}
+
 static void print_gi_row(const struct gs_gi_info *gi)
 {
-  char v[5][GS_GEOM_NAME_SIZE + 4];
-  const char *cells[5] = {v[0], v[1], v[2], v[3], v[4]};
-  snprintf(v[0], sizeof(v[0]), "%u", gi->gpu);
-  snprintf(v[1], sizeof(v[1]), "MIG %s", gi->profile->name);
-  snprintf(v[2], sizeof(v[2]), "%u", gi->profile->id);
-  snprintf(v[3], sizeof(v[3]), "%u", gi->id);
-  snprintf(v[4], sizeof(v[4]), "%u:%u", gi->start, gi->span);
-  cli_table_row(gi_cols, GS_NITEMS(gi_cols), cells, 1);
+  char name[GS_GEOM_NAME_SIZE + 4];
+  snprintf(name, sizeof(name), "MIG %s", gi->profile->name);
+  printf("|%4u  %-18s%6u%9u%11u:%-6u|\n", gi->gpu, name, gi->profile->id, gi->id, gi->start,
+         gi->span);
+  printf("%s", gi_rule);
 }
 
 static int run_list(struct cli *c, int argc, char **argv)
@@ -307,6 +309,7 @@ static int run_list(struct cli *c, int argc, char **argv)
       json_decref(arr);
       return cli_fail(&err);
     }
+    cli_sort_gis(infos[i].model, gis, ngi);
     for (unsigned k = 0; k < ngi; k++) {
       if (c->mig_sel && gis[k].id != c->mig_gi)
         continue;
@@ -319,7 +322,7 @@ static int run_list(struct cli *c, int argc, char **argv)
         continue;
       }
       if (shown++ == 0)
-        cli_table_begin("GPU instances:", gi_cols, GS_NITEMS(gi_cols));
+        print_gi_header();
       print_gi_row(&gis[k]);
     }
   }
