@@ -278,22 +278,24 @@ static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
                              m->gi[k].id);
 }
 
-/* One word: the profile before any '@', the start after it. */
+/* One word: the profile before any '@' (or ':', nvidia-smi's -cgi 9:4), the
+ * start after it. */
 static int profile_slot(const struct gs_geom_model *m, const char *who, char *word,
                         struct gs_geom_slot *out)
 {
-  char list[512], *at = strchr(word, '@'), *end;
+  char list[512], *at = strpbrk(word, "@:"), *end, sep = at ? *at : 0;
   long v = -1;
   if (at) {
     v = strtol(at + 1, &end, 10);
     if (!at[1] || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
-      return cli_usage("'%s': the start after '@' must be a memory slice such as 0 or 4", word);
+      return cli_usage("'%s': the start after '%c' must be a memory slice such as 0 or 4", word,
+                       sep);
     *at = 0;
   }
   out->profile = gs_geom_gi_profile_find(m, word);
   out->start = (int)v;
   if (at)
-    *at = '@';
+    *at = sep;
   if (out->profile)
     return 0;
   list_profiles(m, list, sizeof(list));

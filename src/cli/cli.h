@@ -92,7 +92,7 @@ int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12
 int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_GEOM_NAME_SIZE],
                        unsigned max);
 /* Resolves profile words (a name, "MIG <name>" or an NVIDIA profile ID, with
- * an optional "@START" memory slice) against model m into slots (start -1
+ * an optional "@START" or ":START" memory slice) against model m into slots (start -1
  * without "@"). All words are checked before the caller acts on any; `who`
  * ("GPU 0 (a100-40gb)") opens the error message. Returns 0 or GS_EXIT_USAGE. */
 int cli_profile_slots(const struct gs_geom_model *m, const char *who,

@@ -229,7 +229,8 @@ static int run_create(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice gi create PROFILE[,PROFILE...]... [-i GPUS] [--placement START] [-C|--with-ci]\n"
-      "  PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA profile ID (19), optionally NAME@START";
+      "  PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA profile ID (19), optionally NAME@START\n"
+      "  (or NAME:START, as nvidia-smi -cgi 9:4 writes it)";
   static const struct option extra[] = {
       {"placement", required_argument, NULL, 'p'},
       {"with-ci", no_argument, NULL, 'C'},

@@ -134,6 +134,7 @@ expect "gi create bad placement value" 2 "--placement 'x'" "gpuslice gi placemen
 expect "gi create placement with two profiles" 2 "--placement" "NAME@START" -- gi create 3g.20gb,1g.5gb --placement 0 -i 0
 expect "gi create bad @start" 2 "3g.20gb@x" "0 or 4" -- gi create 3g.20gb@x -i 0
 expect "gi create bad @start after a good profile (nothing created)" 2 "3g.20gb@x" "0 or 4" -- gi create 1g.5gb 3g.20gb@x -i 0
+expect "gi create bad :start" 2 "'9:'" "after ':'" -- gi create 19:0,9: -i 0
 expect "gi placements unknown profile" 2 "nosuch" "gpuslice gi profiles" -- gi placements nosuch -i 0
 
 fresh

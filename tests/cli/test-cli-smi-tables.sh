@@ -74,6 +74,14 @@ cat >"$work/lgi" <<'OUT'
 +---------------------------------------------------------+
 OUT
 same "-lgi" "$work/lgi" -- gi list -i 0
+# nvidia-smi's profile:placement tuples beside the two above (the H100's
+# straight GI-ID tree: slices 3 and 2 are GIs 10 and 9).
+cat >"$work/cgi" <<'OUT'
+Successfully created GPU instance ID 10 on GPU  0 using profile MIG 1g.10gb (ID 19)
+Successfully created GPU instance ID  9 on GPU  0 using profile MIG 1g.10gb (ID 19)
+OUT
+same "-cgi 19:3,19:2" "$work/cgi" -- gi create 19:3,19:2 -i 0
+gs gi destroy -i 0 --gi 10,9 >/dev/null || fail "gi destroy --gi 10,9"
 cat >"$work/cci" <<'OUT'
 Successfully created compute instance ID  0 on GPU  0 GPU instance ID  2 using profile MIG 3g.40gb (ID  2)
 OUT
