@@ -134,10 +134,14 @@ static int check_layout(struct cli *c, const struct gs_geom_model *m, char *list
   }
   draw_layout(&placed, &x);
   fits = still_fits(m, &placed, !c->json);
-  if (c->json)
-    return cli_print_json(json_pack("{s:s, s:s, s:b, s:o, s:b, s:o}", "model", m->key, "name",
-                                    m->name, "valid", 1, "layout", json_array_get(x.arr, 0),
-                                    "maximal", json_array_size(fits) == 0, "still_fits", fits));
+  if (c->json) {
+    /* "O": the layout gains a reference, so x.arr can be freed after. */
+    json_t *out = json_pack("{s:s, s:s, s:b, s:O, s:b, s:o}", "model", m->key, "name", m->name,
+                            "valid", 1, "layout", json_array_get(x.arr, 0), "maximal",
+                            json_array_size(fits) == 0, "still_fits", fits);
+    json_decref(x.arr);
+    return cli_print_json(out);
+  }
   json_decref(fits);
   json_decref(x.arr);
   return GS_EXIT_OK;
