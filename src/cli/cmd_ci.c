@@ -163,7 +163,7 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
                                               "jpeg", p->jpeg, "ofa", p->ofa));
       continue;
     }
-    snprintf(name, sizeof(name), "MIG %s", cps[k].name);
+    snprintf(name, sizeof(name), "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cps[k].name);
     printf("|%4u%7u       %-16s%6u%c%6u/%-3u%11u%9u%6u%6u   |\n", info->index, gi->id, name,
            cps[k].id, cps[k].is_default ? '*' : ' ', free_count, cps[k].max_count, cps[k].sms,
            p->dec, p->enc, p->ofa);
@@ -333,7 +333,7 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
     }
     if (x->rows++ == 0)
       print_ci_header();
-    snprintf(name, sizeof(name), "MIG %s", cis[k].profile.name);
+    snprintf(name, sizeof(name), "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cis[k].profile.name);
     printf("|%4u%7u       %-16s%6u%10u%11u:%-6u|\n", info->index, gi->id, name, cis[k].profile.id,
            cis[k].id, cis[k].start, cis[k].span);
     printf("%s", ci_rule);
