@@ -247,12 +247,117 @@ bad:
   return -1;
 }
 
-/* One -i item: an index, a GPU UUID (or unambiguous prefix) or a PCI bus id. */
-static int select_one(struct gs_backend *b, const char *item, unsigned ngpu, unsigned *out)
+int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_GEOM_NAME_SIZE],
+                       unsigned max)
+{
+  unsigned n = 0;
+  for (int a = 0; a < argc; a++) {
+    const char *p = argv[a];
+    while (*p) {
+      size_t len = strcspn(p, ",");
+      if (len == 0 || len >= GS_GEOM_NAME_SIZE || n == max)
+        return -cli_usage("%s: bad profile list '%s': give names or IDs such as 1g.5gb or 19,19 "
+                          "(at most %u)",
+                          verb, argv[a], max);
+      memcpy(words[n], p, len);
+      words[n++][len] = 0;
+      p += len + (p[len] == ',');
+    }
+  }
+  if (n == 0)
+    return -cli_usage("%s: name at least one profile, such as 1g.5gb or 19", verb);
+  return (int)n;
+}
+
+static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned k = 0; k < m->ngi && used < size; k++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s (%u)", k ? ", " : "", m->gi[k].name,
+                             m->gi[k].id);
+}
+
+/* One word: the profile before any '@' (or ':', nvidia-smi's -cgi 9:4), the
+ * start after it. */
+static int profile_slot(const struct gs_geom_model *m, const char *who, char *word,
+                        struct gs_geom_slot *out)
+{
+  char list[512], *at = strpbrk(word, "@:"), *end, sep = at ? *at : 0;
+  long v = -1;
+  if (at) {
+    v = strtol(at + 1, &end, 10);
+    if (!at[1] || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
+      return cli_usage("'%s': the start after '%c' must be a memory slice such as 0 or 4", word,
+                       sep);
+    *at = 0;
+  }
+  out->profile = gs_geom_gi_profile_find(m, word);
+  out->start = (int)v;
+  if (at)
+    *at = sep;
+  if (out->profile)
+    return 0;
+  list_profiles(m, list, sizeof(list));
+  return cli_usage("%s: unknown GPU instance profile '%s'; its profiles are %s", who, word, list);
+}
+
+int cli_profile_slots(const struct gs_geom_model *m, const char *who,
+                      char words[][GS_GEOM_NAME_SIZE], unsigned n, struct gs_geom_slot *out)
+{
+  for (unsigned w = 0; w < n; w++)
+    if (profile_slot(m, who, words[w], &out[w]) != 0)
+      return GS_EXIT_USAGE;
+  return 0;
+}
+
+/* An -i item naming a MIG device, in either UUID form: selects its GPU and
+ * records its GI and CI for the verbs that understand one (c->mig_ok). */
+static int select_mig(struct cli *c, struct gs_backend *b, const char *item, unsigned ngpu,
+                      unsigned *out)
+{
+  struct gs_mig_device *devs = calloc(GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
+  struct gs_err err = {0};
+  int rc = -1;
+  if (!devs)
+    return -cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory reading MIG devices"});
+  for (unsigned g = 0; g < ngpu && rc < 0; g++) {
+    unsigned nd = 0;
+    if (b->ops->mig_devices(b, &err, g, devs, &nd) != 0) {
+      free(devs);
+      return -cli_fail(&err);
+    }
+    for (unsigned k = 0; k < nd && rc < 0; k++)
+      if (strcasecmp(devs[k].uuid, item) == 0 || strcasecmp(devs[k].legacy_uuid, item) == 0) {
+        *out = g;
+        c->mig_gi = devs[k].gi;
+        c->mig_ci = devs[k].ci;
+        rc = 0;
+      }
+  }
+  free(devs);
+  if (rc < 0)
+    return -cli_usage("-i %s: no MIG device has this UUID (`gpuslice list` shows them)", item);
+  if (!c->mig_ok)
+    return -cli_usage("-i %s: names MIG device GI %u CI %u of GPU %u, but this command acts on "
+                      "whole GPUs; use -i %u",
+                      item, c->mig_gi, c->mig_ci, *out, *out);
+  if (strchr(c->gpus, ','))
+    return -cli_usage("-i %s: a MIG device UUID must be the only -i item", item);
+  c->mig_sel = true;
+  return 0;
+}
+
+/* One -i item: an index, a GPU UUID (or unambiguous prefix), a PCI bus id, or
+ * a MIG device's UUID. */
+static int select_one(struct cli *c, struct gs_backend *b, const char *item, unsigned ngpu,
+                      unsigned *out)
 {
   struct gs_err err = {0};
   unsigned ids[1], hits = 0;
   bool numeric = strspn(item, "0123456789") == strlen(item);
+  if (strncasecmp(item, "MIG-", 4) == 0)
+    return select_mig(c, b, item, ngpu, out);
   if (numeric) {
     if (cli_parse_ids(item, "-i", ids, 1) < 0)
       return -GS_EXIT_USAGE;
@@ -306,13 +411,15 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
   snprintf(buf, sizeof(buf), "%s", c->gpus);
   for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
     unsigned g = 0, k;
-    if ((rc = select_one(b, item, ngpu, &g)) != 0)
+    if ((rc = select_one(c, b, item, ngpu, &g)) != 0)
       return rc;
     for (k = 0; k < n && out[k] != g; k++)
       ;
     if (k == n)
       out[n++] = g;
   }
+  if (n == 0)
+    return -cli_usage("-i '%.40s': expected GPU indices, UUIDs or PCI bus ids, e.g. -i 0,1", c->gpus);
   /* Ascending, as nvidia-smi walks GPUs. */
   for (unsigned i = 1; i < n; i++)
     for (unsigned j = i; j > 0 && out[j] < out[j - 1]; j--) {
@@ -321,6 +428,45 @@ int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS])
       out[j - 1] = t;
     }
   return (int)n;
+}
+
+static unsigned profile_rank(const struct gs_geom_model *m, const struct gs_geom_gi_profile *p)
+{
+  unsigned k;
+  for (k = 0; k < m->ngi && &m->gi[k] != p; k++)
+    ;
+  return k;
+}
+
+void cli_sort_gis(const struct gs_geom_model *m, struct gs_gi_info *gis, unsigned n)
+{
+  for (unsigned i = 1; i < n; i++)
+    for (unsigned j = i; j > 0; j--) {
+      unsigned a = profile_rank(m, gis[j - 1].profile), b = profile_rank(m, gis[j].profile);
+      struct gs_gi_info t;
+      if (a < b || (a == b && gis[j - 1].id < gis[j].id))
+        break;
+      t = gis[j];
+      gis[j] = gis[j - 1];
+      gis[j - 1] = t;
+    }
+}
+
+int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12], char cbuf[12])
+{
+  if (!c->mig_sel)
+    return 0;
+  if (*gi || (ci && *ci))
+    return cli_usage("-i %s names one MIG device (GPU instance %u, compute instance %u); drop "
+                     "--gi/--ci or select the GPU by index",
+                     c->gpus, c->mig_gi, c->mig_ci);
+  snprintf(gbuf, 12, "%u", c->mig_gi);
+  *gi = gbuf;
+  if (ci) {
+    snprintf(cbuf, 12, "%u", c->mig_ci);
+    *ci = cbuf;
+  }
+  return 0;
 }
 
 int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,

@@ -28,6 +28,12 @@ struct cli {
   bool verb_owns_i;            /* set by a verb before cli_getopt: -i is one of its own
                                 * options (bench's -i http|grpc, as perf_analyzer spells
                                 * it), not the GPU selection; --id is then unknown */
+  /* -i may name one MIG device (MIG-<uuid>, or MIG-GPU-<uuid>/<gi>/<ci>) in
+   * verbs that set mig_ok before cli_select_gpus: its GPU is selected and
+   * mig_gi/mig_ci say which instances the verb narrows to (cli_mig_narrow). */
+  bool mig_ok;
+  bool mig_sel;
+  unsigned mig_gi, mig_ci;
 };
 
 /* Runs one gpuslice command line; returns the exit status. */
@@ -76,9 +82,24 @@ int cli_fail(const struct gs_err *err);
 int cli_usage(const char *fmt, ...) GS_PRINTF(1, 2);
 int cli_exit_of(int code);
 
-/* Resolves -i (indices, GPU UUIDs or PCI bus ids, comma-separated; NULL:
+/* Resolves -i (indices, GPU UUIDs or PCI bus ids, comma-separated, or one
+ * MIG device UUID where c->mig_ok; NULL:
  * every GPU) into ascending indices; returns the count or a negative exit. */
 int cli_select_gpus(struct cli *c, unsigned out[GS_BACKEND_MAX_GPUS]);
+/* In a verb with --gi (and --ci, unless ci is NULL), makes a MIG device named
+ * by -i stand for those options: *gi and *ci point at its ids (written into
+ * gbuf and cbuf). Returns 0, or GS_EXIT_USAGE when the options were given too. */
+int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12], char cbuf[12]);
+/* Splits operands such as "19,19" "3g.20gb@4" into profile words (at most
+ * max); `verb` opens the error message. Returns the count or -GS_EXIT_USAGE. */
+int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_GEOM_NAME_SIZE],
+                       unsigned max);
+/* Resolves profile words (a name, "MIG <name>" or an NVIDIA profile ID, with
+ * an optional "@START" or ":START" memory slice) against model m into slots (start -1
+ * without "@"). All words are checked before the caller acts on any; `who`
+ * ("GPU 0 (a100-40gb)") opens the error message. Returns 0 or GS_EXIT_USAGE. */
+int cli_profile_slots(const struct gs_geom_model *m, const char *who,
+                      char words[][GS_GEOM_NAME_SIZE], unsigned n, struct gs_geom_slot *out);
 /* Parses "7,8,9" into ids (max entries); returns count or -1 naming `what`. */
 int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max);
 
@@ -89,6 +110,10 @@ struct option;
 int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
                const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
                void *arg);
+
+/* Orders a GPU's instances as nvidia-smi -lgi lists them: by profile in the
+ * model's -lgip order, then by GI ID (seen in real -lgi and -lci outputs). */
+void cli_sort_gis(const struct gs_geom_model *m, struct gs_gi_info *gis, unsigned n);
 
 /* Writes a JSON value to stdout (indented, newline) and frees it. */
 int cli_print_json(json_t *v);

@@ -5,34 +5,40 @@
 #include <getopt.h>
 #include <string.h>
 
-static const struct cli_col cip_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"GPU", "Instance", "ID"}, 8, false},
-    {{"Name"}, 20, true},
-    {{"Profile", "ID"}, 7, false},
-    {{"Instances", "Free/Total"}, 10, false},
-    {{"Exclusive", "SM"}, 9, false},
-    {{"Shared", "DEC", "CE"}, 6, false},
-    {{"", "ENC", "JPEG"}, 4, false},
-    {{"", "OFA"}, 4, false},
-};
+/* -lcip and -lci at nvidia-smi's column positions (the 88- and 70-column
+ * tables real drivers print, e.g. an A100-80GB's on R515 and an H100's on
+ * current drivers, whose -lci is the same). */
+static const char cip_rule[] =
+    "+--------------------------------------------------------------------------------------+\n";
+static const char ci_rule[] =
+    "+--------------------------------------------------------------------+\n";
 
-static const struct cli_col ci_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"GPU", "Instance", "ID"}, 8, false},
-    {{"Name"}, 20, true},
-    {{"Profile", "ID"}, 7, false},
-    {{"Instance", "ID"}, 8, false},
-    {{"Placement", "Start:Size"}, 10, false},
-};
+static void print_cip_header(void)
+{
+  printf("%s", cip_rule);
+  printf("| Compute instance profiles:                                                           |\n"
+         "| GPU     GPU       Name             Profile  Instances   Exclusive       Shared       |\n"
+         "|       Instance                       ID     Free/Total     SM       DEC   ENC   OFA  |\n"
+         "|         ID                                                          CE    JPEG       |\n"
+         "|======================================================================================|\n");
+}
 
-/* Fills cell i of the row being built (the caller declares v). */
-#define CELL(i, ...) snprintf(v[i], sizeof(v[i]), __VA_ARGS__)
+static void print_ci_header(void)
+{
+  printf("%s", ci_rule);
+  printf("| Compute instances:                                                 |\n"
+         "| GPU     GPU       Name             Profile   Instance   Placement  |\n"
+         "|       Instance                       ID        ID       Start:Size |\n"
+         "|         ID                                                         |\n"
+         "|====================================================================|\n");
+}
 
 struct ci_opts {
   const char *gi;   /* --gi list, NULL = every GI */
   const char *ci;   /* --ci list, NULL = every CI */
   int placement;    /* --placement, -1 = the driver chooses */
+  bool narrow_ci;   /* a MIG device in -i selects its CI too, not only its GI */
+  char gbuf[12], cbuf[12];
 };
 
 static int on_ci_opt(struct cli *c, int ch, const char *value, void *arg)
@@ -45,8 +51,12 @@ static int on_ci_opt(struct cli *c, int ch, const char *value, void *arg)
   else if (ch == 'c')
     o->ci = value;
   else if (ch == 'p') {
-    if (cli_parse_ids(value, "--placement", v, 1) < 0 || v[0] >= GS_GEOM_MAX_GRID)
+    if (cli_parse_ids(value, "--placement", v, 1) < 0)
       return GS_EXIT_USAGE;
+    if (v[0] >= GS_GEOM_MAX_INSTANCES)
+      return cli_usage("--placement %u: a compute-instance placement is a compute slice of its "
+                       "GPU instance, 0..7 (`gpuslice ci placements` lists them)",
+                       v[0]);
     o->placement = (int)v[0];
   } else
     return cli_usage("unexpected option");
@@ -74,14 +84,17 @@ static bool id_wanted(const unsigned *ids, int n, unsigned id)
   return false;
 }
 
-static int for_each_gi(struct cli *c, const struct ci_opts *o, gi_fn fn, void *arg, unsigned *visited)
+static int for_each_gi(struct cli *c, struct ci_opts *o, gi_fn fn, void *arg, unsigned *visited)
 {
   unsigned gpus[GS_BACKEND_MAX_GPUS], ids[GS_GEOM_MAX_INSTANCES * 2];
   struct gs_backend *b;
   struct gs_err err = {0};
-  int n = cli_select_gpus(c, gpus), nid = 0, rc = GS_EXIT_OK;
-  if (n < 0)
+  int n, nid = 0, rc = GS_EXIT_OK;
+  c->mig_ok = true;
+  if ((n = cli_select_gpus(c, gpus)) < 0)
     return -n;
+  if (cli_mig_narrow(c, &o->gi, o->narrow_ci ? &o->ci : NULL, o->gbuf, o->cbuf) != 0)
+    return GS_EXIT_USAGE;
   if (o->gi && (nid = cli_parse_ids(o->gi, "--gi", ids, GS_NITEMS(ids))) < 0)
     return GS_EXIT_USAGE;
   cli_backend(c, &b);
@@ -95,6 +108,7 @@ static int for_each_gi(struct cli *c, const struct ci_opts *o, gi_fn fn, void *a
       continue;
     if (b->ops->gi_list(b, &err, gpus[i], gis, &ngi) != 0)
       return cli_fail(&err);
+    cli_sort_gis(info.model, gis, ngi);
     for (int k = 0; k < nid; k++) {
       unsigned g;
       for (g = 0; g < ngi && gis[g].id != ids[k]; g++)
@@ -134,11 +148,10 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
   unsigned n = gs_geom_ci_profiles(info->model, gi->profile, cps);
   const struct gs_geom_gi_profile *p = gi->profile;
   if (!c->json && x->rows == 0 && n > 0)
-    cli_table_begin("Compute instance profiles:", cip_cols, GS_NITEMS(cip_cols));
+    print_cip_header();
   for (unsigned k = 0; k < n; k++) {
     unsigned free_count = 0;
-    char v[2 * GS_NITEMS(cip_cols)][GS_GEOM_NAME_SIZE + 4];
-    const char *cells[2 * GS_NITEMS(cip_cols)];
+    char name[GS_GEOM_NAME_SIZE + 4];
     if (b->ops->ci_remaining(b, &err, info->index, gi->id, cps[k].id, &free_count) != 0)
       return cli_fail(&err);
     if (c->json) {
@@ -150,22 +163,12 @@ static int profile_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu
                                               "jpeg", p->jpeg, "ofa", p->ofa));
       continue;
     }
-    for (unsigned i = 0; i < 2 * GS_NITEMS(cip_cols); i++)
-      v[i][0] = 0;
-    CELL(0, "%u", info->index);
-    CELL(1, "%u", gi->id);
-    CELL(2, "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cps[k].name);
-    CELL(3, "%u%s", cps[k].id, cps[k].is_default ? "*" : "");
-    CELL(4, "%u/%u", free_count, cps[k].max_count);
-    CELL(5, "%u", cps[k].sms);
-    CELL(6, "%u", p->dec);
-    CELL(7, "%u", p->enc);
-    CELL(8, "%u", p->ofa);
-    CELL(15, "%u", p->ce);
-    CELL(16, "%u", p->jpeg);
-    for (unsigned i = 0; i < 2 * GS_NITEMS(cip_cols); i++)
-      cells[i] = v[i];
-    cli_table_row(cip_cols, GS_NITEMS(cip_cols), cells, 2);
+    snprintf(name, sizeof(name), "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cps[k].name);
+    printf("|%4u%7u       %-16s%6u%c%6u/%-3u%11u%9u%6u%6u   |\n", info->index, gi->id, name,
+           cps[k].id, cps[k].is_default ? '*' : ' ', free_count, cps[k].max_count, cps[k].sms,
+           p->dec, p->enc, p->ofa);
+    printf("|%64s%7u%6u%9s|\n", "", p->ce, p->jpeg, "");
+    printf("%s", cip_rule);
   }
   x->rows += n;
   return 0;
@@ -184,9 +187,9 @@ static int finish_list(struct cli *c, struct list_ctx *x, int rc, unsigned visit
 
 /* The read verbs: parse options, visit every selected GI, print or JSON. */
 static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_fn rows,
-                    const char *none)
+                    bool narrow_ci, const char *none)
 {
-  struct ci_opts o = {.placement = -1};
+  struct ci_opts o = {.placement = -1, .narrow_ci = narrow_ci};
   struct list_ctx x = {.o = &o};
   unsigned visited = 0;
   int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
@@ -202,7 +205,7 @@ static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_
 static int run_profiles(struct cli *c, int argc, char **argv)
 {
   return run_walk(c, argc, argv, "gpuslice ci profiles [-i GPUS] [--gi IDS] [--json]",
-                  profile_rows, "No GPU instances found: Not Found");
+                  profile_rows, false, "No GPU instances found: Not Found");
 }
 
 static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
@@ -232,7 +235,7 @@ static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_g
 static int run_placements(struct cli *c, int argc, char **argv)
 {
   return run_walk(c, argc, argv, "gpuslice ci placements [-i GPUS] [--gi IDS] [--json]",
-                  placement_rows, "No GPU instances found: Not Found");
+                  placement_rows, false, "No GPU instances found: Not Found");
 }
 
 /* ---- create ---- */
@@ -310,27 +313,30 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
   struct gs_ci_info cis[GS_GEOM_MAX_INSTANCES];
   struct gs_err err = {0};
   unsigned n = 0;
+  unsigned ids[GS_GEOM_MAX_INSTANCES * 2];
+  int nid = 0;
+  if (x->o->ci && (nid = cli_parse_ids(x->o->ci, "--ci", ids, GS_NITEMS(ids))) < 0)
+    return GS_EXIT_USAGE;
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
-  for (unsigned k = 0; k < n; k++, x->rows++) {
-    char v[GS_NITEMS(ci_cols)][GS_GEOM_NAME_SIZE + 4];
-    const char *cells[GS_NITEMS(ci_cols)] = {v[0], v[1], v[2], v[3], v[4], v[5]};
+  for (unsigned k = 0; k < n; k++) {
+    char name[GS_GEOM_NAME_SIZE + 4];
+    if (!id_wanted(ids, nid, cis[k].id))
+      continue;
     if (c->json) {
       json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "gpu",
                                               info->index, "gi", gi->id, "name", cis[k].profile.name,
                                               "profile_id", cis[k].profile.id, "id", cis[k].id,
                                               "start", cis[k].start, "size", cis[k].span));
+      x->rows++;
       continue;
     }
-    if (x->rows == 0)
-      cli_table_begin("Compute instances:", ci_cols, GS_NITEMS(ci_cols));
-    CELL(0, "%u", info->index);
-    CELL(1, "%u", gi->id);
-    CELL(2, "MIG %s", cis[k].profile.name);
-    CELL(3, "%u", cis[k].profile.id);
-    CELL(4, "%u", cis[k].id);
-    CELL(5, "%u:%u", cis[k].start, cis[k].span);
-    cli_table_row(ci_cols, GS_NITEMS(ci_cols), cells, 1);
+    if (x->rows++ == 0)
+      print_ci_header();
+    snprintf(name, sizeof(name), "MIG %.*s", GS_GEOM_NAME_SIZE - 1, cis[k].profile.name);
+    printf("|%4u%7u       %-16s%6u%10u%11u:%-6u|\n", info->index, gi->id, name, cis[k].profile.id,
+           cis[k].id, cis[k].start, cis[k].span);
+    printf("%s", ci_rule);
   }
   return 0;
 }
@@ -338,8 +344,34 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
 
 static int run_list(struct cli *c, int argc, char **argv)
 {
-  return run_walk(c, argc, argv, "gpuslice ci list [-i GPUS] [--gi IDS] [--json]", list_in_gi,
+  return run_walk(c, argc, argv, "gpuslice ci list [-i GPUS] [--gi IDS] [--ci IDS] [--json]", list_in_gi, true,
                   "No compute instances found: Not Found");
+}
+
+/* --ci names instances that must exist, as -dci -ci does (NOT_FOUND). */
+static int check_ci_ids(const struct gs_gpu_info *info, const struct gs_gi_info *gi,
+                        const struct gs_ci_info *cis, unsigned n, const unsigned *ids, int nid)
+{
+  for (int i = 0; i < nid; i++) {
+    char have[64] = "none";
+    size_t used = 0;
+    unsigned k;
+    for (k = 0; k < n && cis[k].id != ids[i]; k++)
+      ;
+    if (k < n)
+      continue;
+    for (k = 0; k < n && used < sizeof(have); k++)
+      used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%u", k ? ", " : "", cis[k].id);
+    printf("Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
+           ids[i], info->index, gi->id, gs_code_text(GS_E_NOT_FOUND));
+    struct gs_err err = {0};
+    gs_err_set(&err, GS_E_NOT_FOUND,
+               "GPU %u GPU instance %u has no compute instance %u (it has %s; `gpuslice ci list "
+               "-i %u --gi %u`)",
+               info->index, gi->id, ids[i], have, info->index, gi->id);
+    return cli_fail(&err);
+  }
+  return 0;
 }
 
 static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
@@ -355,6 +387,9 @@ static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gp
     return GS_EXIT_USAGE;
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
+  /* With --gi the IDs name instances of that GI; without, of any GI. */
+  if (x->o->gi && (rc = check_ci_ids(info, gi, cis, n, ids, nid)) != 0)
+    return rc;
   for (unsigned k = 0; k < n; k++) {
     if (!id_wanted(ids, nid, cis[k].id))
       continue;
@@ -375,7 +410,7 @@ static int run_destroy(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice ci destroy [-i GPUS] [--gi IDS] [--ci IDS]   (no --gi/--ci: every compute instance)";
-  struct ci_opts o = {.placement = -1};
+  struct ci_opts o = {.placement = -1, .narrow_ci = true};
   struct list_ctx x = {.o = &o};
   unsigned visited = 0;
   int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
@@ -384,7 +419,15 @@ static int run_destroy(struct cli *c, int argc, char **argv)
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
   rc = for_each_gi(c, &o, destroy_in_gi, &x, &visited);
-  if (rc != GS_EXIT_OK)
+  if (rc == GS_EXIT_OK && x.rows == 0 && o.ci) {
+    struct gs_err err = {0};
+    gs_err_set(&err, GS_E_NOT_FOUND,
+               "--ci %s: no GPU instance of the selected GPUs has such a compute instance "
+               "(`gpuslice ci list`)",
+               o.ci);
+    rc = cli_fail(&err);
+  }
+  if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
     printf("Failed to destroy compute instances\n");
   else if (x.rows == 0)
     printf("No compute instances found: Not Found\n");

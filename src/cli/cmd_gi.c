@@ -7,26 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cli_col gip_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"Name"}, 18, true},
-    {{"ID"}, 3, false},
-    {{"Instances", "Free/Total"}, 10, false},
-    {{"Memory", "GiB"}, 7, false},
-    {{"P2P"}, 3, false},
-    {{"SM", "CE"}, 4, false},
-    {{"DEC", "JPEG"}, 4, false},
-    {{"ENC", "OFA"}, 4, false},
-};
-
-static const struct cli_col gi_cols[] = {
-    {{"GPU"}, 3, false},
-    {{"Name"}, 18, true},
-    {{"Profile", "ID"}, 7, false},
-    {{"Instance", "ID"}, 8, false},
-    {{"Placement", "Start:Size"}, 10, false},
-};
-
 /* The GPUs selected by -i with their info; returns the count or -(exit). */
 static int selected_infos(struct cli *c, struct gs_backend **b, struct gs_gpu_info *infos)
 {
@@ -54,31 +34,34 @@ static json_t *profile_json(unsigned gpu, const struct gs_geom_gi_profile *p, in
                    p->compute_slices, "placements", cli_placements_json(p->starts, p->span));
 }
 
+/* -lgip is printed with nvidia-smi's exact column positions (the 81-column
+ * table of current drivers, e.g. an H100's in reference T-H100S), so text
+ * that parses nvidia-smi's output parses this too. */
+static const char gip_rule[] =
+    "+-------------------------------------------------------------------------------+\n";
+
+static void print_profile_header(void)
+{
+  printf("%s", gip_rule);
+  printf("| GPU instance profiles:                                                        |\n"
+         "| GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC  |\n"
+         "|                                Free/Total   GiB              CE    JPEG  OFA  |\n"
+         "|===============================================================================|\n");
+}
+
 static void print_profile_rows(const struct gs_gpu_info *info, const struct gs_geom_gi_profile *p,
                                int free_count)
 {
-  char v[18][GS_GEOM_NAME_SIZE + 4];
-  const char *cells[18];
-  snprintf(v[0], sizeof(v[0]), "%u", info->index);
-  snprintf(v[1], sizeof(v[1]), "MIG %s", p->name);
-  snprintf(v[2], sizeof(v[2]), "%u", p->id);
+  char name[GS_GEOM_NAME_SIZE + 4], free_text[32];
+  snprintf(name, sizeof(name), "MIG %s", p->name);
   if (free_count < 0)
-    snprintf(v[3], sizeof(v[3]), "-/%u", p->max_count);
+    snprintf(free_text, sizeof(free_text), "%5s/%-3u", "-", p->max_count);
   else
-    snprintf(v[3], sizeof(v[3]), "%d/%u", free_count, p->max_count);
-  snprintf(v[4], sizeof(v[4]), "%.2f", gs_geom_gib(p->memory_mib));
-  snprintf(v[5], sizeof(v[5]), "No");
-  snprintf(v[6], sizeof(v[6]), "%u", p->sms);
-  snprintf(v[7], sizeof(v[7]), "%u", p->dec);
-  snprintf(v[8], sizeof(v[8]), "%u", p->enc);
-  for (unsigned i = 9; i < 15; i++)
-    v[i][0] = 0;
-  snprintf(v[15], sizeof(v[15]), "%u", p->ce);
-  snprintf(v[16], sizeof(v[16]), "%u", p->jpeg);
-  snprintf(v[17], sizeof(v[17]), "%u", p->ofa);
-  for (unsigned i = 0; i < 18; i++)
-    cells[i] = v[i];
-  cli_table_row(gip_cols, GS_NITEMS(gip_cols), cells, 2);
+    snprintf(free_text, sizeof(free_text), "%5d/%-3u", free_count, p->max_count);
+  printf("|%4u  %-18s%4u %s      %-11.2f%-7s%-7u%-6u%-4u|\n", info->index, name, p->id, free_text,
+         gs_geom_gib(p->memory_mib), "No", p->sms, p->dec, p->enc);
+  printf("|%62s%2u%5s%-6u%-4u|\n", "", p->ce, "", p->jpeg, p->ofa);
+  printf("%s", gip_rule);
 }
 
 static int run_profiles(struct cli *c, int argc, char **argv)
@@ -97,7 +80,7 @@ static int run_profiles(struct cli *c, int argc, char **argv)
     return -n;
   arr = json_array();
   if (!c->json)
-    cli_table_begin("GPU instance profiles:", gip_cols, GS_NITEMS(gip_cols));
+    print_profile_header();
   for (int i = 0; i < n; i++) {
     const struct gs_geom_model *m = infos[i].model;
     for (unsigned k = 0; k < m->ngi; k++) {
@@ -192,72 +175,6 @@ static int on_create_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
-/* Splits the operands ("19,19 1g.5gb") into profile words. */
-static int collect_profiles(int argc, char **argv, char words[][GS_GEOM_NAME_SIZE], unsigned max)
-{
-  unsigned n = 0;
-  for (int a = 0; a < argc; a++) {
-    const char *p = argv[a];
-    while (*p) {
-      size_t len = strcspn(p, ",");
-      if (len == 0 || len >= GS_GEOM_NAME_SIZE || n == max)
-        return -cli_usage("gi create: bad profile list '%s': give names or IDs such as 1g.5gb "
-                          "or 19,19 (at most %u)",
-                          argv[a], max);
-      memcpy(words[n], p, len);
-      words[n++][len] = 0;
-      p += len + (p[len] == ',');
-    }
-  }
-  return (int)n;
-}
-
-static void list_profiles(const struct gs_geom_model *m, char *buf, size_t size)
-{
-  size_t used = 0;
-  buf[0] = 0;
-  for (unsigned k = 0; k < m->ngi && used < size; k++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%s (%u)", k ? ", " : "", m->gi[k].name,
-                             m->gi[k].id);
-}
-
-/* Resolves every word against one GPU's model before anything is created. */
-static int resolve_profiles(const struct gs_gpu_info *info, char words[][GS_GEOM_NAME_SIZE],
-                            unsigned n, const struct gs_geom_gi_profile **out)
-{
-  char list[512];
-  for (unsigned w = 0; w < n; w++) {
-    char *at = strchr(words[w], '@');
-    if (at)
-      *at = 0;
-    out[w] = gs_geom_gi_profile_find(info->model, words[w]);
-    if (at)
-      *at = '@';
-    if (!out[w]) {
-      list_profiles(info->model, list, sizeof(list));
-      return cli_usage("GPU %u (%s): unknown GPU instance profile '%s'; its profiles are %s",
-                       info->index, info->model->key, words[w], list);
-    }
-  }
-  return 0;
-}
-
-/* The start for one word: "name@4", else --placement, else -1. */
-static int word_start(const char *word, int placement, int *start)
-{
-  const char *at = strchr(word, '@');
-  char *end;
-  long v;
-  *start = placement;
-  if (!at)
-    return 0;
-  v = strtol(at + 1, &end, 10);
-  if (!at[1] || *end || v < 0 || v >= GS_GEOM_MAX_GRID)
-    return cli_usage("'%s': the start after '@' must be a memory slice such as 0 or 4", word);
-  *start = (int)v;
-  return 0;
-}
-
 /* The backend says why the GPU has no room; add what the user can do. */
 static void no_room_hint(struct gs_err *err, unsigned gpu)
 {
@@ -272,17 +189,18 @@ static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
                          char words[][GS_GEOM_NAME_SIZE], unsigned n,
                          const struct create_opts *o)
 {
-  const struct gs_geom_gi_profile *profiles[GS_GEOM_MAX_INSTANCES * 2];
+  struct gs_geom_slot slots[GS_GEOM_MAX_INSTANCES * 2];
   struct gs_err err = {0};
-  int rc = resolve_profiles(info, words, n, profiles);
+  char who[GS_GEOM_NAME_SIZE + 16];
+  int rc;
+  snprintf(who, sizeof(who), "GPU %u (%s)", info->index, info->model->key);
+  rc = cli_profile_slots(info->model, who, words, n, slots);
   for (unsigned w = 0; rc == 0 && w < n; w++) {
     struct gs_gi_info gi;
-    int start;
-    if ((rc = word_start(words[w], o->placement, &start)) != 0)
-      break;
-    if (b->ops->gi_create(b, &err, info->index, profiles[w], start, &gi) != 0) {
+    int start = slots[w].start >= 0 ? slots[w].start : o->placement;
+    if (b->ops->gi_create(b, &err, info->index, slots[w].profile, start, &gi) != 0) {
       printf("Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
-             profiles[w]->id, gs_code_text(err.code));
+             slots[w].profile->id, gs_code_text(err.code));
       if (err.code == GS_E_INSUFFICIENT_RESOURCES)
         no_room_hint(&err, info->index);
       rc = cli_fail(&err);
@@ -311,7 +229,8 @@ static int run_create(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice gi create PROFILE[,PROFILE...]... [-i GPUS] [--placement START] [-C|--with-ci]\n"
-      "  PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA profile ID (19), optionally NAME@START";
+      "  PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA profile ID (19), optionally NAME@START\n"
+      "  (or NAME:START, as nvidia-smi -cgi 9:4 writes it)";
   static const struct option extra[] = {
       {"placement", required_argument, NULL, 'p'},
       {"with-ci", no_argument, NULL, 'C'},
@@ -326,7 +245,7 @@ static int run_create(struct cli *c, int argc, char **argv)
     return -first;
   if (first >= argc)
     return cli_usage("gi create: name at least one profile; usage: %s", usage);
-  if ((nw = collect_profiles(argc - first, argv + first, words, GS_NITEMS(words))) < 0)
+  if ((nw = cli_split_profiles(argc - first, argv + first, "gi create", words, GS_NITEMS(words))) < 0)
     return -nw;
   if (o.placement >= 0 && nw > 1)
     return cli_usage("gi create: --placement applies to one profile; for several write NAME@START "
@@ -343,16 +262,26 @@ static int run_create(struct cli *c, int argc, char **argv)
 
 /* ---- list and destroy ---- */
 
+/* -lgi at nvidia-smi's column positions (current drivers' 59-column table,
+ * as an H100's `nvidia-smi mig -lgi` prints it). */
+static const char gi_rule[] = "+---------------------------------------------------------+\n";
+
+static void print_gi_header(void)
+{
+  printf("%s", gi_rule);
+  printf("| GPU instances:                                          |\n"
+         "| GPU   Name               Profile  Instance   Placement  |\n"
+         "|                            ID       ID       Start:Size |\n"
+         "|=========================================================|\n");
+}
+
 static void print_gi_row(const struct gs_gi_info *gi)
 {
-  char v[5][GS_GEOM_NAME_SIZE + 4];
-  const char *cells[5] = {v[0], v[1], v[2], v[3], v[4]};
-  snprintf(v[0], sizeof(v[0]), "%u", gi->gpu);
-  snprintf(v[1], sizeof(v[1]), "MIG %s", gi->profile->name);
-  snprintf(v[2], sizeof(v[2]), "%u", gi->profile->id);
-  snprintf(v[3], sizeof(v[3]), "%u", gi->id);
-  snprintf(v[4], sizeof(v[4]), "%u:%u", gi->start, gi->span);
-  cli_table_row(gi_cols, GS_NITEMS(gi_cols), cells, 1);
+  char name[GS_GEOM_NAME_SIZE + 4];
+  snprintf(name, sizeof(name), "MIG %s", gi->profile->name);
+  printf("|%4u  %-18s%6u%9u%11u:%-6u|\n", gi->gpu, name, gi->profile->id, gi->id, gi->start,
+         gi->span);
+  printf("%s", gi_rule);
 }
 
 static int run_list(struct cli *c, int argc, char **argv)
@@ -368,6 +297,7 @@ static int run_list(struct cli *c, int argc, char **argv)
     return -first;
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  c->mig_ok = true;
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
   arr = json_array();
@@ -380,16 +310,20 @@ static int run_list(struct cli *c, int argc, char **argv)
       json_decref(arr);
       return cli_fail(&err);
     }
-    for (unsigned k = 0; k < ngi; k++, shown++) {
+    cli_sort_gis(infos[i].model, gis, ngi);
+    for (unsigned k = 0; k < ngi; k++) {
+      if (c->mig_sel && gis[k].id != c->mig_gi)
+        continue;
       if (c->json) {
         json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "gpu", gis[k].gpu,
                                              "name", gis[k].profile->name, "profile_id",
                                              gis[k].profile->id, "id", gis[k].id, "start",
                                              gis[k].start, "size", gis[k].span));
+        shown++;
         continue;
       }
-      if (shown == 0)
-        cli_table_begin("GPU instances:", gi_cols, GS_NITEMS(gi_cols));
+      if (shown++ == 0)
+        print_gi_header();
       print_gi_row(&gis[k]);
     }
   }
@@ -447,14 +381,18 @@ static int run_destroy(struct cli *c, int argc, char **argv)
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
   const char *gi_list = NULL;
+  char gbuf[12];
   unsigned destroyed = 0;
   int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_gi_opt, &gi_list);
   if (first <= 0)
     return -first;
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  c->mig_ok = true;
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
+  if (cli_mig_narrow(c, &gi_list, NULL, gbuf, NULL) != 0)
+    return GS_EXIT_USAGE;
   for (int i = 0; i < n; i++) {
     int r;
     if (!infos[i].mig_current && !c->gpus)

@@ -1,6 +1,7 @@
 /* cmd_layouts.c: `gpuslice layouts MODEL` draws every valid layout of a GPU
- * model as slices (the MIG user guide's "all valid combinations" figure), and
- * `gpuslice models` lists the models the geometry knows. */
+ * model as slices (the MIG user guide's "all valid combinations" figure) or
+ * checks one (`--check`), and `gpuslice models` lists the models the geometry
+ * knows. */
 #include "cli/cli.h"
 
 #include <getopt.h>
@@ -70,40 +71,108 @@ static int draw_layout(const struct gs_geom_layout *l, void *arg)
   return 0;
 }
 
+struct layout_opts {
+  unsigned flags;
+  char *check;  /* --check's profile list, NULL = draw every layout */
+};
+
 static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
 {
-  unsigned *flags = arg;
+  struct layout_opts *o = arg;
   (void)c;
-  (void)value;
   if (ch == 'A')
-    *flags |= GS_GEOM_ENUM_ALL_SHAPES;
+    o->flags |= GS_GEOM_ENUM_ALL_SHAPES;
   else if (ch == 'P')
-    *flags &= ~(unsigned)GS_GEOM_ENUM_MAXIMAL;
+    o->flags &= ~(unsigned)GS_GEOM_ENUM_MAXIMAL;
+  else if (ch == 'K')
+    o->check = (char *)value;
   else
     return cli_usage("unexpected option");
   return 0;
 }
 
+/* What still fits beside a valid layout: profile and how many (-lgip "Free"). */
+static json_t *still_fits(const struct gs_geom_model *m, const struct gs_geom_layout *l,
+                          bool print)
+{
+  json_t *arr = json_array();
+  for (unsigned k = 0; k < m->ngi; k++) {
+    unsigned n = gs_geom_remaining(m, l, &m->gi[k]);
+    if (n == 0)
+      continue;
+    json_array_append_new(arr, json_pack("{s:s, s:i, s:i}", "profile", m->gi[k].name,
+                                         "profile_id", m->gi[k].id, "free", n));
+    if (print)
+      printf("%s %s x%u", json_array_size(arr) == 1 ? "  still fits:" : ",", m->gi[k].name, n);
+  }
+  if (print)
+    printf(json_array_size(arr) ? "\n" : "  maximal: nothing more fits\n");
+  return arr;
+}
+
+/* --check: validates one layout (placements optional) and draws where the
+ * GPU would put it, as the geometry's validator and `gpuslice apply` do. */
+static int check_layout(struct cli *c, const struct gs_geom_model *m, char *list)
+{
+  char words[GS_GEOM_MAX_INSTANCES][GS_GEOM_NAME_SIZE];
+  struct gs_geom_layout l = {0}, placed;
+  struct draw_ctx x = {.m = m, .json = c->json};
+  struct gs_err err = {0};
+  json_t *fits;
+  int n = cli_split_profiles(1, &list, "layouts --check", words, GS_GEOM_MAX_INSTANCES);
+  if (n < 0)
+    return -n;
+  if (cli_profile_slots(m, m->key, words, (unsigned)n, l.slot) != 0)
+    return GS_EXIT_USAGE;
+  l.n = (unsigned)n;
+  if (gs_geom_validate(&err, m, &l, &placed) != 0)
+    return cli_fail(&err);
+  x.arr = json_array();
+  if (!c->json) {
+    printf("%s (%s): valid layout\n", m->name, m->key);
+    draw_header(m);
+  }
+  draw_layout(&placed, &x);
+  fits = still_fits(m, &placed, !c->json);
+  if (c->json) {
+    /* "O": the layout gains a reference, so x.arr can be freed after. */
+    json_t *out = json_pack("{s:s, s:s, s:b, s:O, s:b, s:o}", "model", m->key, "name", m->name,
+                            "valid", 1, "layout", json_array_get(x.arr, 0), "maximal",
+                            json_array_size(fits) == 0, "still_fits", fits);
+    json_decref(x.arr);
+    return cli_print_json(out);
+  }
+  json_decref(fits);
+  json_decref(x.arr);
+  return GS_EXIT_OK;
+}
+
 static int run_layouts(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
-      "gpuslice layouts MODEL [--all-shapes] [--partial] [--json]\n"
+      "gpuslice layouts MODEL [--all-shapes] [--partial] [--check PROFILE[@START],...] [--json]\n"
       "  --all-shapes  include the double-memory 1g profiles (e.g. 1g.10gb on a100-40gb)\n"
-      "  --partial     every valid layout, not only those to which nothing more fits";
+      "  --partial     every valid layout, not only those to which nothing more fits\n"
+      "  --check       is this set of GPU instances valid? (exit 0 yes, 1 no) and where it goes";
   static const struct option extra[] = {
       {"all-shapes", no_argument, NULL, 'A'},
       {"partial", no_argument, NULL, 'P'},
+      {"check", required_argument, NULL, 'K'},
       {0},
   };
-  unsigned flags = GS_GEOM_ENUM_MAXIMAL;
+  struct layout_opts o = {.flags = GS_GEOM_ENUM_MAXIMAL};
+  unsigned flags;
   struct draw_ctx x = {0};
-  int first = cli_getopt(c, argc, argv, usage, extra, on_layout_opt, &flags);
+  int first = cli_getopt(c, argc, argv, usage, extra, on_layout_opt, &o);
   if (first <= 0)
     return -first;
   if (first + 1 != argc)
     return cli_usage("layouts: name one GPU model (`gpuslice models` lists them); usage: %s", usage);
   if (!(x.m = gs_geom_model_find(argv[first])))
     return cli_usage("layouts: unknown GPU model '%s'; `gpuslice models` lists them", argv[first]);
+  if (o.check)
+    return check_layout(c, x.m, o.check);
+  flags = o.flags;
   x.arr = json_array();
   x.json = c->json;
   if (!c->json) {

@@ -65,6 +65,17 @@ static void print_table(const struct gs_gpu_info *info, const struct gs_mig_devi
   }
 }
 
+/* Keeps only the MIG device -i named; returns the new count. */
+static unsigned keep_selected(const struct cli *c, struct gs_mig_device *devs, unsigned n)
+{
+  for (unsigned k = 0; k < n; k++)
+    if (devs[k].gi == c->mig_gi && devs[k].ci == c->mig_ci) {
+      devs[0] = devs[k];
+      return 1;
+    }
+  return 0;
+}
+
 static int run_list(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
@@ -87,6 +98,7 @@ static int run_list(struct cli *c, int argc, char **argv)
     return -first;
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  c->mig_ok = true;
   if ((n = cli_select_gpus(c, gpus)) < 0)
     return -n;
   cli_backend(c, &b);
@@ -101,6 +113,8 @@ static int run_list(struct cli *c, int argc, char **argv)
       rc = cli_fail(&err);
       break;
     }
+    if (c->mig_sel)
+      nd = keep_selected(c, devs, nd);
     if (c->json) {
       jd = json_array();
       for (unsigned k = 0; k < nd; k++)

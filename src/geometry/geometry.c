@@ -53,12 +53,15 @@ const struct gs_geom_model *gs_geom_model_find(const char *what)
 {
   unsigned n, i;
   const struct gs_geom_model *const *all = gs_geom_models(&n);
+  const char *bare;
   if (!what)
     return NULL;
+  /* NVML names of sister SKUs ("NVIDIA A800-SXM4-80GB") match their alias. */
+  bare = strncasecmp(what, "NVIDIA ", 7) == 0 ? what + 7 : what;
   for (i = 0; i < n; i++) {
     const struct gs_geom_model *m = all[i];
     const char *short_name = strncasecmp(m->name, "NVIDIA ", 7) == 0 ? m->name + 7 : m->name;
-    if (strcasecmp(m->key, what) == 0 || list_has(m->aliases, what) ||
+    if (strcasecmp(m->key, what) == 0 || list_has(m->aliases, bare) ||
         strcasecmp(m->name, what) == 0 || strcasecmp(short_name, what) == 0 ||
         model_matches_pci(m, what))
       return m;
@@ -337,8 +340,9 @@ int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
                       p->max_count == 1 ? "" : "s", same);
   if (compute + p->compute_slices > m->compute_slices)
     return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
-                      "%s needs %u compute slices but only %u of %u are free", p->name,
-                      p->compute_slices, m->compute_slices - compute, m->compute_slices);
+                      "%s needs %u compute slice%s but only %u of %u are free", p->name,
+                      p->compute_slices, p->compute_slices == 1 ? "" : "s",
+                      m->compute_slices - compute, m->compute_slices);
   if (check_media(err, l, p) != 0)
     return GS_E_INSUFFICIENT_RESOURCES;
   for (unsigned i = 0; i < l->n; i++) {
@@ -410,6 +414,45 @@ static void describe(const struct gs_geom_layout *l, char *buf, size_t size)
   }
 }
 
+/* Limits no placement can lift, named before placements are searched:
+ * instance counts, media engines, compute slices, memory slices. */
+static int check_totals(struct gs_err *err, const struct gs_geom_model *m,
+                        const struct gs_geom_layout *l)
+{
+  struct gs_geom_layout before = {0};
+  unsigned compute = 0, span = 0;
+  char what[200];
+  for (unsigned i = 0; i < l->n; i++) {
+    const struct gs_geom_gi_profile *p = l->slot[i].profile;
+    unsigned same = 0;
+    for (unsigned j = 0; j < l->n; j++)
+      same += l->slot[j].profile == p;
+    if (same > p->max_count)
+      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                        "the layout has %u %s instances but one %s holds at most %u (see "
+                        "`gpuslice layouts %s`)",
+                        same, p->name, m->key, p->max_count, m->key);
+    if (check_media(err, &before, p) != 0)
+      return GS_E_INSUFFICIENT_RESOURCES;
+    /* check_media looks only at placed slots; any start will do here. */
+    before.slot[before.n].profile = p;
+    before.slot[before.n++].start = l->slot[i].start < 0 ? 0 : l->slot[i].start;
+    compute += p->compute_slices;
+    span += p->span;
+  }
+  if (compute > m->compute_slices || span > m->grid)
+    describe(l, what, sizeof(what));
+  if (compute > m->compute_slices)
+    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                      "%s needs %u compute slices but one %s has %u (see `gpuslice layouts %s`)",
+                      what, compute, m->key, m->compute_slices, m->key);
+  if (span > m->grid)
+    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                      "%s needs %u memory slices but one %s has %u (see `gpuslice layouts %s`)",
+                      what, span, m->key, m->grid, m->key);
+  return 0;
+}
+
 int gs_geom_validate(struct gs_err *err, const struct gs_geom_model *m,
                      const struct gs_geom_layout *l, struct gs_geom_layout *out)
 {
@@ -419,6 +462,8 @@ int gs_geom_validate(struct gs_err *err, const struct gs_geom_model *m,
   if (l->n > GS_GEOM_MAX_INSTANCES)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "a layout holds at most %u GPU instances",
                       GS_GEOM_MAX_INSTANCES);
+  if (check_totals(err, m, l) != 0)
+    return err ? err->code : GS_E_INSUFFICIENT_RESOURCES;
   /* Placed slots first, one by one, so the message names the first conflict. */
   for (unsigned i = 0; i < l->n; i++) {
     t.slot[i] = l->slot[i];

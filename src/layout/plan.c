@@ -197,62 +197,6 @@ static int norm_gi(struct gs_err *err, struct plan_ctx *x, unsigned i, const str
   return norm_cis(err, w, i, g, gs_geom_ci_profiles(x->m, g->profile, w->table));
 }
 
-/* "3g.20gb + 1g.5gb x4" */
-static void describe(const struct plan_ctx *x, char *buf, size_t size)
-{
-  size_t used = 0;
-  buf[0] = 0;
-  for (unsigned i = 0; i < x->nt && used < size; i++) {
-    unsigned count = 0, j;
-    for (j = 0; j < i && x->want[j].profile != x->want[i].profile; j++)
-      ;
-    if (j < i)
-      continue;
-    for (j = i; j < x->nt; j++)
-      count += x->want[j].profile == x->want[i].profile;
-    used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " + " : "", x->want[i].profile->name);
-    if (count > 1 && used < size)
-      used += (size_t)snprintf(buf + used, size - used, " x%u", count);
-  }
-  if (!x->nt)
-    snprintf(buf, size, "no GPU instances");
-}
-
-/* Why the target's GIs cannot share the GPU: the limit they break, most
- * basic first, so the message names the number to change. */
-static void unfit_reason(const struct plan_ctx *x, char *buf, size_t size)
-{
-  struct gs_geom_layout placed = {0};
-  struct gs_err why = {0};
-  unsigned compute = 0, span = 0, me = 0;
-  for (unsigned i = 0; i < x->nt; i++) {
-    const struct gs_geom_gi_profile *p = x->want[i].profile;
-    unsigned same = 0;
-    for (unsigned j = 0; j < x->nt; j++)
-      same += x->want[j].profile == p;
-    if (same > p->max_count) {
-      snprintf(buf, size, "a GPU holds at most %u %s instance%s", p->max_count, p->name,
-               p->max_count == 1 ? "" : "s");
-      return;
-    }
-    compute += p->compute_slices;
-    span += p->span;
-    me += p->media == GS_GEOM_MEDIA_ME;
-    if (x->want[i].start >= 0)
-      placed.slot[placed.n++] = (struct gs_geom_slot){p, x->want[i].start};
-  }
-  if (compute > x->m->compute_slices)
-    snprintf(buf, size, "they need %u compute slices and the GPU has %u", compute, x->m->compute_slices);
-  else if (span > x->m->grid)
-    snprintf(buf, size, "they need %u memory slices and the GPU has %u", span, x->m->grid);
-  else if (me > 1)
-    snprintf(buf, size, "only one +me instance fits on a GPU");
-  else if (gs_geom_validate(&why, x->m, &placed, NULL) != 0)
-    snprintf(buf, size, "%s", why.msg);
-  else
-    snprintf(buf, size, "no placement holds them all (see `gpuslice layouts %s --partial`)", x->m->key);
-}
-
 static int check_current(struct gs_err *err, const struct gs_geom_model *m,
                          const struct gs_layout_current *cur)
 {
@@ -273,7 +217,6 @@ static int check_current(struct gs_err *err, const struct gs_geom_model *m,
 static int check_target(struct gs_err *err, struct plan_ctx *x, const struct gs_layout_target *t)
 {
   struct gs_geom_layout l = {0};
-  char what[160], why[GS_ERR_MSG_SIZE];
   int rc;
   if (!t->mig_enabled && t->ngi)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the target disables MIG but lists %u GPU "
@@ -298,9 +241,9 @@ static int check_target(struct gs_err *err, struct plan_ctx *x, const struct gs_
     }
     return 0;
   }
-  describe(x, what, sizeof(what));
-  unfit_reason(x, why, sizeof(why));
-  return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "%s does not fit on %s: %s", what, x->m->key, why);
+  /* The geometry names the limit the target breaks (count, media, slices)
+   * before it says that no placement holds it. */
+  return gs_geom_validate(err, x->m, &l, NULL);
 }
 
 /* ---- which CIs of a kept GI stay ---- */

@@ -114,11 +114,18 @@ expect "bench -i not a protocol" 2 "-i 0: expected http or grpc" -- bench -i 0 -
 expect "bench -i grpc without --grpc-url" 2 "-i grpc needs --grpc-url" -- bench -i grpc --url http://127.0.0.1:9 -m flower
 expect "bench --protocol grpc without --grpc-url" 2 "-i grpc needs --grpc-url" -- bench --protocol grpc --url http://127.0.0.1:9 -m flower
 expect "-i empty" 2 "-i" "-i 0,1" -- list -i ''
+expect "-i only commas" 2 "-i ','" "-i 0,1" -- list -i ,
 fresh a100-40gb:2
 expect "-i ambiguous UUID prefix" 2 "-i GPU-" "give more of the UUID" -- list -i GPU-
 fresh
 expect "layouts unknown model" 2 "nosuchgpu" "gpuslice models" -- layouts nosuchgpu
 expect "layouts without model" 2 "layouts" "gpuslice models" -- layouts
+expect "layouts --check does not fit" 1 "3g.20gb x2 + 1g.5gb needs 9 memory slices but one a100-40gb has 8" "gpuslice layouts a100-40gb" -- layouts a100-40gb --check 3g.20gb,3g.20gb,1g.5gb
+expect "layouts --check two +me" 1 "has 2 1g.5gb+me instances" "at most 1" -- layouts a100-40gb --check 1g.5gb+me,20
+expect "layouts --check too many compute slices" 1 "needs 8 compute slices" -- layouts a100-40gb --check 4g.20gb,2g.10gb,2g.10gb
+expect "layouts --check illegal start" 2 "3g.20gb cannot start at memory slice 2" "valid placements are 0, 4" -- layouts a100-40gb --check 3g.20gb@2
+expect "layouts --check unknown profile" 2 "a100-40gb: unknown GPU instance profile '1g.6gb'" "1g.5gb (19)" -- layouts a100-40gb --check 1g.6gb
+expect "layouts --check empty item" 2 "bad profile list" -- layouts a100-40gb --check 19,,19
 
 # ---- GPU instances ----
 fresh
@@ -126,10 +133,13 @@ setup mig enable -i 0
 expect "gi create unknown profile name" 2 "nosuch" "1g.5gb (19)" "3g.20gb (9)" "7g.40gb (0)" -- gi create nosuch -i 0
 expect "gi create unknown profile id" 2 "'99'" "1g.5gb (19)" "4g.20gb (5)" -- gi create 99 -i 0
 expect "gi create no profile" 2 "gi create" "profile" -- gi create -i 0
+expect "gi create empty profile" 2 "gi create" "at least one profile" -- gi create '' -i 0
 expect "gi create illegal placement" 2 "3g.20gb" "slice 2" "valid placements are 0, 4" -- gi create 3g.20gb --placement 2 -i 0
 expect "gi create bad placement value" 2 "--placement 'x'" "gpuslice gi placements" -- gi create 3g.20gb --placement x -i 0
 expect "gi create placement with two profiles" 2 "--placement" "NAME@START" -- gi create 3g.20gb,1g.5gb --placement 0 -i 0
 expect "gi create bad @start" 2 "3g.20gb@x" "0 or 4" -- gi create 3g.20gb@x -i 0
+expect "gi create bad @start after a good profile (nothing created)" 2 "3g.20gb@x" "0 or 4" -- gi create 1g.5gb 3g.20gb@x -i 0
+expect "gi create bad :start" 2 "'9:'" "after ':'" -- gi create 19:0,9: -i 0
 expect "gi placements unknown profile" 2 "nosuch" "gpuslice gi profiles" -- gi placements nosuch -i 0
 
 fresh
@@ -161,6 +171,9 @@ expect "ci list --gi 99" 2 "--gi 99" "gpuslice gi list -i 0" -- ci list -i 0 --g
 expect "ci create unknown CI profile" 2 "nosuch" "gpuslice ci profiles -i 0 --gi 1" -- ci create nosuch -i 0 --gi 1
 expect "ci create unknown CI profile id" 2 "'9'" "gpuslice ci profiles -i 0 --gi 1" -- ci create 9 -i 0 --gi 1
 expect "ci create bad --placement" 2 "--placement 'x'" "e.g. 7,8" -- ci create -i 0 --gi 1 --placement x
+expect "ci create --placement out of range" 2 "--placement 99" "0..7" -- ci create -i 0 --gi 1 --placement 99
+expect "ci destroy --ci no GI has" 1 "--ci 4" "NVML_ERROR_NOT_FOUND" "gpuslice ci list" -- ci destroy -i 0 --ci 4
+expect "ci destroy --gi --ci missing" 1 "GPU instance 1 has no compute instance 4" "it has none" -- ci destroy -i 0 --gi 1 --ci 4
 
 fresh
 setup mig enable -i 0

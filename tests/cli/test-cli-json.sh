@@ -110,9 +110,10 @@ check "gi placements PROFILE" 'assert [p["profile_id"] for p in v] == [9], v' --
 check "gi list" '
 for g in v:
     need(g, "gpu", "name", "profile_id", "id", "start", "size")
+# nvidia-smi -lgi order: by profile (-lgip order), then GI ID.
 ids = [g["id"] for g in v]
-assert ids == sorted(set(ids)) == [1, 11, 12], ids
-assert [(g["start"], g["size"]) for g in v] == [(4, 4), (0, 1), (1, 1)], v' -- gi list
+assert ids == [11, 12, 1], ids
+assert [(g["start"], g["size"]) for g in v] == [(0, 1), (1, 1), (4, 4)], v' -- gi list
 check "ci profiles" '
 for p in v:
     need(p, "gpu", "gi", "name", "profile_id", "default", "free", "total", "sms", "ce", "dec", "enc", "jpeg", "ofa")
@@ -155,6 +156,16 @@ assert v["count"] == 78 == len(v["layouts"]) and v["all_shapes"] is True, v["cou
 check "layouts a30-24gb" 'assert v["count"] == 5 == len(v["layouts"]), v["count"]' -- layouts a30-24gb
 check "layouts a100-40gb --partial" '
 assert v["maximal"] is False and v["count"] == 298, v["count"]' -- layouts a100-40gb --partial
+
+check "layouts --check" '
+need(v, "model", "name", "valid", "layout", "maximal", "still_fits")
+assert v["valid"] is True and v["maximal"] is False, v
+assert [(g["profile"], g["start"], g["gi_id"]) for g in v["layout"]] == [("3g.20gb", 0, 2), ("2g.10gb", 4, 3)], v["layout"]
+fits = {f["profile"]: f["free"] for f in v["still_fits"]}
+assert fits == {"1g.5gb": 1, "1g.5gb+me": 1, "1g.10gb": 1}, fits' -- layouts a100-40gb --check 3g.20gb,2g.10gb@4
+check "layouts --check (maximal, placements chosen)" '
+assert v["maximal"] is True and v["still_fits"] == [], v
+assert sorted((g["profile"], g["start"]) for g in v["layout"]) == [("1g.5gb", 2), ("1g.5gb", 3), ("2g.10gb", 0), ("3g.20gb", 4)], v["layout"]' -- layouts a100-40gb --check 19,19,14,9
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

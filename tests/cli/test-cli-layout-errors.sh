@@ -46,7 +46,7 @@ expect "unknown config" 2 "no config named 'b'" "-c: a" -- apply -f "$root/c.yam
 cfg '"1g.6gb": 1'
 expect "unknown profile" 2 "c.yaml:6" "'1g.6gb'" "1g.5gb" -- apply -f "$root/c.yaml" -c a
 cfg '"4g.20gb": 2'
-expect "does not fit" 2 "c.yaml:4" "4g.20gb x2" "a GPU holds at most 1 4g.20gb instance" -- apply -f "$root/c.yaml" -c a
+expect "does not fit" 2 "c.yaml:4" "2 4g.20gb instances" "at most 1" "gpuslice layouts a100-40gb" -- apply -f "$root/c.yaml" -c a
 cfg '"3g.20gb": 1'
 expect "assert matches" 0 "matches" -- assert -f "$root/c.yaml" -c a
 cfg '"1g.5gb": 7'

@@ -397,7 +397,7 @@ static void test_check_add_compute_exhausted(void **state)
   put(&l, &toy_gi[0], 0);
   put(&l, &toy_gi[0], 1);
   assert_add_fails(&toy, &l, &toy_gi[0], 2, GS_E_INSUFFICIENT_RESOURCES,
-                   "needs 1 compute slices but only 0 of 2 are free");
+                   "needs 1 compute slice but only 0 of 2 are free");
   assert_int_equal(gs_geom_remaining(&toy, &l, &toy_gi[0]), 0);
 }
 
@@ -495,8 +495,22 @@ static void test_validate_3g_3g_1g_fails(void **state)
   put(&l, prof(m, "1g.5gb"), -1);
   assert_int_equal(gs_geom_validate(&err, m, &l, NULL), GS_E_INSUFFICIENT_RESOURCES);
   assert_int_equal(err.code, GS_E_INSUFFICIENT_RESOURCES);
-  assert_contains(err.msg, "3g.20gb x2 + 1g.5gb");
-  assert_contains(err.msg, "does not fit on one a100-40gb");
+  assert_contains(err.msg, "3g.20gb x2 + 1g.5gb needs 9 memory slices but one a100-40gb has 8");
+}
+
+/* Within every total (7 compute, 7 memory slices) yet no placement: a 1g at
+ * slice 2 leaves no room for the third 2g, which must start at 0, 2, 4 or 6. */
+static void test_validate_no_placement(void **state)
+{
+  const struct gs_geom_model *m = model("a100-40gb");
+  struct gs_geom_layout l = {0};
+  struct gs_err err = {0};
+  (void)state;
+  put(&l, prof(m, "1g.5gb"), 2);
+  for (int i = 0; i < 3; i++)
+    put(&l, prof(m, "2g.10gb"), -1);
+  assert_int_equal(gs_geom_validate(&err, m, &l, NULL), GS_E_INSUFFICIENT_RESOURCES);
+  assert_contains(err.msg, "1g.5gb + 2g.10gb x3 does not fit on one a100-40gb in any placement");
 }
 
 static void test_validate_placed_overlap(void **state)
@@ -554,6 +568,35 @@ static void test_validate_too_many_slots(void **state)
   l.n = GS_GEOM_MAX_INSTANCES + 1;
   assert_int_equal(gs_geom_validate(&err, m, &l, NULL), GS_E_INVALID_ARGUMENT);
   assert_contains(err.msg, "at most 8 GPU instances");
+}
+
+/* Limits no placement lifts are named as such, not as "does not fit". */
+static void assert_validate_fails(const char *key, const char *const *names, unsigned n,
+                                  const char *part)
+{
+  const struct gs_geom_model *m = model(key);
+  struct gs_geom_layout l = {0};
+  struct gs_err err = {0};
+  for (unsigned i = 0; i < n; i++)
+    put(&l, prof(m, names[i]), -1);
+  assert_int_equal(gs_geom_validate(&err, m, &l, NULL), GS_E_INSUFFICIENT_RESOURCES);
+  assert_contains(err.msg, part);
+  assert_int_equal(gs_geom_validate(NULL, m, &l, NULL), GS_E_INSUFFICIENT_RESOURCES);
+}
+
+static void test_validate_names_the_limit(void **state)
+{
+  static const char *const two_me[] = {"1g.5gb+me", "1g.5gb+me"};
+  static const char *const eight_1g[] = {"19", "19", "19", "19", "19", "19", "19", "19"};
+  static const char *const eight_slices[] = {"4g.20gb", "2g.10gb", "2g.10gb"};
+  static const char *const me_pair_a30[] = {"1g.6gb+me", "2g.12gb+me"};
+  static const char *const me_all[] = {"1g.24gb", "1g.24gb+me.all"};
+  (void)state;
+  assert_validate_fails("a100-40gb", two_me, 2, "has 2 1g.5gb+me instances but one a100-40gb holds at most 1");
+  assert_validate_fails("a100-40gb", eight_1g, 8, "has 8 1g.5gb instances but one a100-40gb holds at most 7");
+  assert_validate_fails("a100-40gb", eight_slices, 3, "needs 8 compute slices but one a100-40gb has 7");
+  assert_validate_fails("a30-24gb", me_pair_a30, 2, "only one +me instance per GPU");
+  assert_validate_fails("rtx-pro-6000", me_all, 2, "1g.24gb+me.all takes every media engine");
 }
 
 /* ---- compute-instance profiles (reference §5.2) ---- */
@@ -643,6 +686,15 @@ static void test_model_find(void **state)
   assert_ptr_equal(gs_geom_model_find("0x20B010DE"), m);            /* mig-parted device filter */
   assert_ptr_equal(gs_geom_model_find("0x20b010de"), m);
   assert_ptr_equal(gs_geom_model_find("A100-40GB"), m);
+  /* Sister SKUs the reference names beside a model (§3.1, §3.2, §3.4, §3.5),
+   * also by their NVML name. */
+  assert_ptr_equal(gs_geom_model_find("a800-40gb"), m);
+  assert_ptr_equal(gs_geom_model_find("NVIDIA A800-SXM4-80GB"), model("a100-80gb"));
+  assert_ptr_equal(gs_geom_model_find("NVIDIA A100-PCIE-40GB"), m);
+  assert_ptr_equal(gs_geom_model_find("NVIDIA H800"), model("h100-80gb"));
+  assert_ptr_equal(gs_geom_model_find("h800-pcie"), model("h100-pcie-80gb"));
+  assert_ptr_equal(gs_geom_model_find("NVIDIA H800 NVL"), model("h100-nvl-94gb"));
+  assert_ptr_equal(gs_geom_model_find("NVIDIA H200 NVL"), model("h200-141gb"));
   assert_null(gs_geom_model_find("a100-41gb"));
   assert_null(gs_geom_model_find(""));
   assert_null(gs_geom_model_find(NULL));
@@ -696,10 +748,12 @@ int main(void)
     cmocka_unit_test(test_remaining_after_3g_at_0),
     cmocka_unit_test(test_validate_example2),
     cmocka_unit_test(test_validate_3g_3g_1g_fails),
+    cmocka_unit_test(test_validate_no_placement),
     cmocka_unit_test(test_validate_placed_overlap),
     cmocka_unit_test(test_validate_placed_illegal_start),
     cmocka_unit_test(test_validate_mixed),
     cmocka_unit_test(test_validate_too_many_slots),
+    cmocka_unit_test(test_validate_names_the_limit),
     cmocka_unit_test(test_ci_profiles_7g),
     cmocka_unit_test(test_ci_profiles_smaller_gis),
     cmocka_unit_test(test_ci_profile_find),
