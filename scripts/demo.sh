@@ -17,7 +17,8 @@
 # "3:30:3"), DEMO_WINDOW_MS (800), DEMO_TIME_SCALE (20: every modelled time
 # x20 so two cores can drive seven slices), DEMO_AUTOSCALE (1; 0 skips it),
 # DEMO_STEP_S (8: seconds per load step of the autoscaler run), DEMO_TRIALS
-# (6: bench --max-trials, windows to reach a stable figure).
+# (6: bench --max-trials, windows to reach a stable figure), DEMO_STABILITY
+# (15: bench -s, the percent the last three windows may differ by).
 set -euo pipefail
 gpuslice=$(realpath "${GPUSLICE:-build/gpuslice}")
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,7 @@ window=${DEMO_WINDOW_MS:-800}
 tscale=${DEMO_TIME_SCALE:-20}
 step_s=${DEMO_STEP_S:-8}
 trials=${DEMO_TRIALS:-6}
+stability=${DEMO_STABILITY:-15}
 mkdir -p "$out"
 rm -f "$out"/*.csv "$out"/*.svg "$out"/*.log "$out"/*.txt
 export GPUSLICE_EMU_STATE=$out/emu.json
@@ -70,7 +72,7 @@ serve_stop() {
 bench() { # csv, url, then more options
   local csv=$1 url=$2; shift 2
   "$gpuslice" bench --url "$url" -m flower --concurrency-range "$conc" -p "$window" -r "$trials" \
-    -s 15 -f "$csv" "$@" >/dev/null 2>&1 || true
+    -s "$stability" -f "$csv" "$@" >/dev/null 2>&1 || true
 }
 col() { # csv column-name concurrency: the value, or -
   awk -F, -v name="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) k = i; next }
