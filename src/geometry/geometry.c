@@ -285,27 +285,39 @@ static int overlap_error(struct gs_err *err, const struct gs_geom_model *m,
                     n ? "free placements now: " : "no placement is free for it", list);
 }
 
-static int check_media(struct gs_err *err, const struct gs_geom_layout *l,
-                       const struct gs_geom_gi_profile *p)
+/* " at 4" for a placed slot, "" for one whose start is still to be chosen. */
+static const char *slot_where(const struct gs_geom_slot *s, char buf[16])
 {
-  for (unsigned i = 0; i < l->n; i++) {
+  if (s->start < 0)
+    return "";
+  snprintf(buf, 16, " at %d", s->start);
+  return buf;
+}
+
+/* p against the first n slots of l, or only their placed ones (a slot still
+ * being placed, p's own among them, is not yet on the GPU). */
+static int check_media(struct gs_err *err, const struct gs_geom_layout *l, unsigned n,
+                       bool placed_only, const struct gs_geom_gi_profile *p)
+{
+  char at[16];
+  for (unsigned i = 0; i < n; i++) {
     const struct gs_geom_gi_profile *q = l->slot[i].profile;
-    if (l->slot[i].start < 0)
+    if (placed_only && l->slot[i].start < 0)
       continue;
     if (p->media == GS_GEOM_MEDIA_ME && q->media == GS_GEOM_MEDIA_ME)
       return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
-                        "%s needs the GPU's one extra media-engine set, which %s at %d holds "
+                        "%s needs the GPU's one extra media-engine set, which %s%s holds "
                         "(only one +me instance per GPU)",
-                        p->name, q->name, l->slot[i].start);
+                        p->name, q->name, slot_where(&l->slot[i], at));
     if (q->media == GS_GEOM_MEDIA_ALL && p->media != GS_GEOM_MEDIA_NONE)
       return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
-                        "%s at %d holds every media engine; only -me profiles can be added beside it",
-                        q->name, l->slot[i].start);
+                        "%s%s holds every media engine; only -me profiles can be added beside it",
+                        q->name, slot_where(&l->slot[i], at));
     if (p->media == GS_GEOM_MEDIA_ALL && q->media != GS_GEOM_MEDIA_NONE)
       return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
-                        "%s takes every media engine, but %s at %d already uses some "
+                        "%s takes every media engine, but %s%s already uses some "
                         "(only -me profiles can stay beside a +me.all instance)",
-                        p->name, q->name, l->slot[i].start);
+                        p->name, q->name, slot_where(&l->slot[i], at));
   }
   return 0;
 }
@@ -343,7 +355,7 @@ int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
                       "%s needs %u compute slice%s but only %u of %u are free", p->name,
                       p->compute_slices, p->compute_slices == 1 ? "" : "s",
                       m->compute_slices - compute, m->compute_slices);
-  if (check_media(err, l, p) != 0)
+  if (check_media(err, l, l->n, true, p) != 0)
     return GS_E_INSUFFICIENT_RESOURCES;
   for (unsigned i = 0; i < l->n; i++) {
     const struct gs_geom_slot *s = &l->slot[i];
@@ -419,7 +431,6 @@ static void describe(const struct gs_geom_layout *l, char *buf, size_t size)
 static int check_totals(struct gs_err *err, const struct gs_geom_model *m,
                         const struct gs_geom_layout *l)
 {
-  struct gs_geom_layout before = {0};
   unsigned compute = 0, span = 0;
   char what[200];
   for (unsigned i = 0; i < l->n; i++) {
@@ -432,11 +443,8 @@ static int check_totals(struct gs_err *err, const struct gs_geom_model *m,
                         "the layout has %u %s instances but one %s holds at most %u (see "
                         "`gpuslice layouts %s`)",
                         same, p->name, m->key, p->max_count, m->key);
-    if (check_media(err, &before, p) != 0)
+    if (check_media(err, l, i, false, p) != 0)
       return GS_E_INSUFFICIENT_RESOURCES;
-    /* check_media looks only at placed slots; any start will do here. */
-    before.slot[before.n].profile = p;
-    before.slot[before.n++].start = l->slot[i].start < 0 ? 0 : l->slot[i].start;
     compute += p->compute_slices;
     span += p->span;
   }

@@ -595,8 +595,12 @@ static void test_validate_names_the_limit(void **state)
   assert_validate_fails("a100-40gb", two_me, 2, "has 2 1g.5gb+me instances but one a100-40gb holds at most 1");
   assert_validate_fails("a100-40gb", eight_1g, 8, "has 8 1g.5gb instances but one a100-40gb holds at most 7");
   assert_validate_fails("a100-40gb", eight_slices, 3, "needs 8 compute slices but one a100-40gb has 7");
-  assert_validate_fails("a30-24gb", me_pair_a30, 2, "only one +me instance per GPU");
-  assert_validate_fails("rtx-pro-6000", me_all, 2, "1g.24gb+me.all takes every media engine");
+  /* Unplaced instances: the message gives them no start. */
+  assert_validate_fails("a30-24gb", me_pair_a30, 2,
+                        "2g.12gb+me needs the GPU's one extra media-engine set, which 1g.6gb+me holds "
+                        "(only one +me instance per GPU)");
+  assert_validate_fails("rtx-pro-6000", me_all, 2,
+                        "1g.24gb+me.all takes every media engine, but 1g.24gb already uses some");
 }
 
 /* ---- compute-instance profiles (reference §5.2) ---- */
