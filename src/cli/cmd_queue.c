@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR };
+enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR, O_GRACE };
 
 static int run_submit(struct cli *c, int argc, char **argv)
 {
@@ -56,6 +56,13 @@ static int run_submit(struct cli *c, int argc, char **argv)
       rc = cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory"});
       goto out;
     }
+  }
+  /* Who a job is comes from its file's owner; a label other than the
+   * account's own would only mislead, so it is root's alone. */
+  if (geteuid() != 0 && o.user && strcmp(o.user, cli_login_name()) != 0) {
+    rc = cli_usage("--user %s: only root labels a job with another name; your jobs are %s's",
+                   o.user, cli_login_name());
+    goto out;
   }
   snprintf(job->user, sizeof(job->user), "%s", o.user);
   job->uid = (unsigned)getuid();
@@ -129,6 +136,9 @@ static void on_event(void *arg, const struct gs_jobs_job *j, const char *what)
   if (strcmp(what, "started") == 0)
     printf("%s started: user %s, GPU %u %s %s\n", j->id, j->user, j->gpu, j->slice_profile,
            j->slice_uuid);
+  else if (strcmp(what, "set aside") == 0 || strcmp(what, "not a job") == 0 ||
+           strcmp(what, "skipped") == 0)
+    fprintf(stderr, "gpuslice queue: %s %s: %s\n", j->id, what, j->reason);
   else
     printf("%s %s: %s\n", j->id, what, j->reason);
   fflush(stdout);
@@ -157,6 +167,7 @@ static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_PER_USER: return number(value, "--max-per-user", 100000, &o->q.max_per_user);
   case O_MAX_RUNNING: return number(value, "--max-running", 100000, &o->q.max_running);
   case O_POLL: return number(value, "--poll-ms", 60000, &o->q.poll_ms);
+  case O_GRACE: return number(value, "--grace-ms", 600000, &o->q.grace_ms);
   case O_UNTIL_EMPTY: o->q.until_empty = true; return 0;
   case O_QDIR: o->jobs_dir = value; return 0;
   default: return cli_usage("unexpected option");
@@ -168,6 +179,7 @@ static const struct option queue_extra[] = {
     {"max-running", required_argument, NULL, O_MAX_RUNNING},
     {"until-empty", no_argument, NULL, O_UNTIL_EMPTY},
     {"poll-ms", required_argument, NULL, O_POLL},
+    {"grace-ms", required_argument, NULL, O_GRACE},
     {"jobs-dir", required_argument, NULL, O_QDIR},
     {0},
 };
@@ -176,7 +188,7 @@ static int run_queue(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice queue run [--max-per-user N] [--max-running N] [--until-empty] [--poll-ms MS]\n"
-      "    [--jobs-dir DIR]";
+      "    [--grace-ms MS] [--jobs-dir DIR]";
   struct queue_opts o = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
@@ -224,9 +236,10 @@ static json_t *job_json(const struct gs_jobs_job *j)
   json_t *argv = json_array();
   for (unsigned i = 0; i < j->argc; i++)
     json_array_append_new(argv, json_string(j->argv[i]));
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:i, s:s, s:s, s:f, s:o, s:o, s:o, s:o, "
-                   "s:s, s:o}",
-                   "id", j->id, "user", j->user, "state", gs_jobs_state_name(j->state), "mode",
+  return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:o, s:i, s:s, s:s, s:f, s:o, s:o, s:o, "
+                   "s:o, s:s, s:o, s:I, s:s}",
+                   "id", j->id, "user", j->user, "uid", (json_int_t)j->owner,
+                   "state", gs_jobs_state_name(j->state), "mode",
                    gs_jobs_mode_name(j->req.mode), "profile", j->req.profile, "memory_mib",
                    (json_int_t)j->req.memory_mib, "argv", argv, "gpu", (int)j->gpu, "slice_profile",
                    j->slice_profile, "slice_uuid", j->slice_uuid, "submitted", j->submitted,
@@ -234,7 +247,8 @@ static json_t *job_json(const struct gs_jobs_job *j)
                    "ended", j->ended > 0 ? json_real(j->ended) : json_null(),
                    "exit_status", j->state == GS_JOBS_DONE ? json_integer(j->exit_status) : json_null(),
                    "signal", j->signal ? json_integer(j->signal) : json_null(),
-                   "reason", j->reason, "pid", j->job_pid ? json_integer(j->job_pid) : json_null());
+                   "reason", j->reason, "pid", j->job_pid ? json_integer(j->job_pid) : json_null(),
+                   "leftovers_killed", (json_int_t)j->leftovers, "tracking", j->tracking);
 }
 
 static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
@@ -259,6 +273,29 @@ static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
                                : (j->req.profile[0] ? j->req.profile : gs_jobs_mode_name(j->req.mode)),
            start, end, ex, cmd);
   }
+  for (unsigned i = 0; i < n; i++)
+    if (jobs[i].leftovers)
+      printf("%s: %u leftover process%s killed after the job ended (found by %s)\n", jobs[i].id,
+             jobs[i].leftovers, jobs[i].leftovers == 1 ? "" : "es", jobs[i].tracking);
+}
+
+struct listing {
+  unsigned hidden;  /* other users' jobs */
+  int worst;
+};
+
+/* A job file left out: another user's is only counted; a bad one is told. */
+static void on_list_note(void *arg, const char *name, const struct gs_err *why)
+{
+  struct listing *l = arg;
+  (void)name;
+  if (why->code == GS_E_NO_PERMISSION) {
+    l->hidden++;
+    return;
+  }
+  fprintf(stderr, "gpuslice: %s; move the file out of the queue (`gpuslice queue run` moves it "
+                  "to queue/bad/)\n", why->msg);
+  l->worst = GS_EXIT_STATE;
 }
 
 static int run_jobs(struct cli *c, int argc, char **argv)
@@ -266,6 +303,7 @@ static int run_jobs(struct cli *c, int argc, char **argv)
   static const char usage[] = "gpuslice jobs [--jobs-dir DIR] [--json]";
   static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
   const char *jobs_dir = NULL;
+  struct listing l = {0, GS_EXIT_OK};
   struct gs_jobs_job *jobs;
   struct gs_backend *b;
   struct gs_err err = {0};
@@ -278,7 +316,8 @@ static int run_jobs(struct cli *c, int argc, char **argv)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
-  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 || gs_jobs_list(&err, dir, &jobs, &n) != 0)
+  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ||
+      gs_jobs_list(&err, dir, on_list_note, &l, &jobs, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
     json_t *arr = json_array();
@@ -287,9 +326,11 @@ static int run_jobs(struct cli *c, int argc, char **argv)
     rc = cli_print_json(arr);
   } else {
     print_jobs(jobs, n);
+    if (l.hidden)
+      printf("(%u job%s of other users not shown)\n", l.hidden, l.hidden == 1 ? "" : "s");
   }
   gs_jobs_list_free(jobs, n);
-  return rc;
+  return rc ? rc : l.worst;
 }
 
 const struct cli_verb cli_verbs_queue[] = {
