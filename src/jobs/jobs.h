@@ -57,7 +57,9 @@ struct gs_jobs_request {
   unsigned mps_threads;             /* MPS: active thread percentage 1..100, 0: unset */
 };
 
-/* One claim in <dir>/claims.json. A claim is live while its owner (the
+/* One claim in the ledger, <dir>/claims/<uid>.json: each user's claims in
+ * a file of their own (in a shared directory nobody can replace another's
+ * file), all read by every claimer under one lock. A claim is live while its owner (the
  * runner) or its job process lives; pids are paired with their start time
  * so a recycled pid does not keep a dead claim alive. */
 struct gs_jobs_claim {
@@ -69,6 +71,9 @@ struct gs_jobs_claim {
   char profile[GS_GEOM_NAME_SIZE];      /* "1g.5gb", or "gpu" for a whole-GPU share */
   unsigned memory_mib;                  /* the slice's memory (the GPU's for shares) */
   bool created;                         /* the claimer created the GI; release destroys it */
+  bool by_uuid;                         /* named by its UUID alone (serve's workers): gpu,
+                                           gi, ci unknown (0) */
+  unsigned uid;                         /* who holds it: its ledger file's owner (kernel) */
   int owner_pid, job_pid;
   uint64_t owner_start, job_start;      /* /proc/<pid>/stat start times */
   double since;                         /* epoch seconds */
@@ -91,6 +96,13 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
  * saying why not and what to ask instead: an unknown profile, more memory
  * than any MIG profile (or, for MPS, than the GPU) has, no such GPU. */
 int gs_jobs_check(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_request *req);
+/* Claims the MIG device `uuid` as it is named (serve's workers run on the
+ * devices they were given), with no backend: GS_E_IN_USE naming the holder
+ * when a live claim of another owner holds it; claims of the same owner
+ * (pid and start time: one serve's replicas) share it. */
+int gs_jobs_claim_device(struct gs_err *err, const char *dir, const char *uuid,
+                         const char *profile, const char *job, const char *user, pid_t owner,
+                         struct gs_jobs_claim *out);
 /* Records the job process of a claim (and, on emulated GPUs, adds it as an
  * emulated process on the slice, so `gi destroy` sees it busy). */
 int gs_jobs_claim_started(struct gs_err *err, struct gs_backend *b, const char *dir,
