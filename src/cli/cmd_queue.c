@@ -333,10 +333,65 @@ static int run_jobs(struct cli *c, int argc, char **argv)
   return rc ? rc : l.worst;
 }
 
+/* ---- claims ---- */
+
+static json_t *claim_json(const struct gs_jobs_claim *c)
+{
+  return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:s, s:I, s:b, s:i, s:o, s:f}", "job", c->job,
+                   "user", c->user, "uid", (json_int_t)c->uid, "mode", gs_jobs_mode_name(c->mode),
+                   "gpu", c->by_uuid ? json_null() : json_integer(c->gpu), "profile", c->profile,
+                   "uuid", c->uuid, "memory_mib", (json_int_t)c->memory_mib, "created",
+                   c->created, "owner_pid", c->owner_pid,
+                   "job_pid", c->job_pid ? json_integer(c->job_pid) : json_null(), "since",
+                   c->since);
+}
+
+static int run_claims(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice claims [--jobs-dir DIR] [--json]";
+  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
+  const char *jobs_dir = NULL;
+  struct gs_jobs_claim *cl;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX], since[16];
+  unsigned n;
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 || gs_jobs_claims(&err, dir, &cl, &n) != 0)
+    return cli_fail(&err);
+  if (c->json) {
+    json_t *arr = json_array();
+    for (unsigned i = 0; i < n; i++)
+      json_array_append_new(arr, claim_json(&cl[i]));
+    free(cl);
+    return cli_print_json(arr);
+  }
+  printf("%-16s %-10s %-6s %-9s %-3s %-8s %-8s %-8s %s\n", "JOB", "USER", "UID", "MODE", "GPU",
+         "PROFILE", "PID", "SINCE", "UUID");
+  for (unsigned i = 0; i < n; i++) {
+    char gpu[8];
+    fmt_time(cl[i].since, since, sizeof(since));
+    snprintf(gpu, sizeof(gpu), cl[i].by_uuid ? "-" : "%u", cl[i].gpu);
+    printf("%-16s %-10s %-6u %-9s %-3s %-8s %-8d %-8s %s\n", cl[i].job, cl[i].user, cl[i].uid,
+           gs_jobs_mode_name(cl[i].mode), gpu, cl[i].profile,
+           cl[i].job_pid ? cl[i].job_pid : cl[i].owner_pid, since, cl[i].uuid);
+  }
+  free(cl);
+  return GS_EXIT_OK;
+}
+
 const struct cli_verb cli_verbs_queue[] = {
     {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false},
     {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false},
     {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true},
     {NULL, "jobs", run_jobs, "queued, running and finished jobs", false},
+    {NULL, "claims", run_claims, "who holds which slice: run, queued jobs and serve's workers",
+     false},
     {0},
 };
