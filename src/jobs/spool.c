@@ -355,10 +355,10 @@ int gs_jobs_list(struct gs_err *err, const char *dir, gs_jobs_note_fn *note, voi
 
 int gs_jobs_set_aside(struct gs_err *err, const char *dir, const char *name, char moved[PATH_MAX])
 {
-  char from[PATH_MAX], bad[PATH_MAX];
-  int rc = gs__jobs_path(err, from, dir, "queue"), e = 0;
+  char qdir[PATH_MAX], from[PATH_MAX], bad[PATH_MAX];
+  int rc = gs__jobs_path(err, qdir, dir, "queue"), e = 0;
   if (rc || (rc = gs__jobs_path(err, bad, dir, "queue/bad")) != 0 ||
-      (rc = gs__jobs_path(err, from, from, name)) != 0)
+      (rc = gs__jobs_path(err, from, qdir, name)) != 0)
     return rc;
   for (unsigned k = 0; k < 10; k++) {
     int n = k ? snprintf(moved, PATH_MAX, "%s/%s.%u", bad, name, k)
