@@ -256,7 +256,12 @@ int gs_jobs_track_end(struct gs_err *err, struct gs_jobs_track *t, unsigned grac
     }
     nanosleep(&(struct timespec){0, 20000000L}, NULL);
   }
-  if (t->how == GS_JOBS_TRACK_CGROUP && rc == 0)
-    rmdir(t->cgroup);
+  /* Exited members hold the cgroup until reaped: reap, then remove it. */
+  for (int tries = 0; t->how == GS_JOBS_TRACK_CGROUP && rc == 0 && tries < 100; tries++) {
+    reap_orphans();
+    if (rmdir(t->cgroup) == 0 || errno != EBUSY)
+      break;
+    nanosleep(&(struct timespec){0, 10000000L}, NULL);
+  }
   return rc;
 }
