@@ -363,7 +363,7 @@ static void screen(const struct screen *sc, struct gs_jobs_job *jobs, unsigned n
   for (unsigned i = 0; i < n; i++) {
     struct gs_jobs_job *j = &jobs[i];
     struct gs__jobs_account a;
-    char name[GS_JOBS_ID_SIZE + 8], why[GS_ERR_MSG_SIZE] = "";
+    char name[GS_JOBS_ID_SIZE + 8], why[PATH_MAX + 2 * GS_ERR_MSG_SIZE] = "";
     snprintf(name, sizeof(name), "%s.json", j->id);
     if (geteuid() != 0 && j->owner != (unsigned)geteuid())
       foreign(sc, name, j->owner);
