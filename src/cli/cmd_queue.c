@@ -89,6 +89,24 @@ static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
+/* The options of a read command that takes --jobs-dir alone: its directory
+ * into dir. 0, or the exit status. */
+static int dir_only(struct cli *c, int argc, char **argv, const char *usage, char dir[PATH_MAX])
+{
+  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
+  const char *jobs_dir = NULL;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  return gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ? cli_fail(&err) : 0;
+}
+
 /* ---- queue cancel ---- */
 
 static int run_cancel(struct cli *c, int argc, char **argv)
@@ -301,23 +319,15 @@ static void on_list_note(void *arg, const char *name, const struct gs_err *why)
 static int run_jobs(struct cli *c, int argc, char **argv)
 {
   static const char usage[] = "gpuslice jobs [--jobs-dir DIR] [--json]";
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
-  const char *jobs_dir = NULL;
   struct listing l = {0, GS_EXIT_OK};
   struct gs_jobs_job *jobs;
-  struct gs_backend *b;
   struct gs_err err = {0};
   char dir[PATH_MAX];
   unsigned n;
-  int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
-    return -first;
-  if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = cli_backend(c, &b)) != 0)
+  int rc;
+  if ((rc = dir_only(c, argc, argv, usage, dir)) != 0)
     return rc;
-  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ||
-      gs_jobs_list(&err, dir, on_list_note, &l, &jobs, &n) != 0)
+  if (gs_jobs_list(&err, dir, on_list_note, &l, &jobs, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
     json_t *arr = json_array();
@@ -349,21 +359,14 @@ static json_t *claim_json(const struct gs_jobs_claim *c)
 static int run_claims(struct cli *c, int argc, char **argv)
 {
   static const char usage[] = "gpuslice claims [--jobs-dir DIR] [--json]";
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
-  const char *jobs_dir = NULL;
   struct gs_jobs_claim *cl;
-  struct gs_backend *b;
   struct gs_err err = {0};
   char dir[PATH_MAX], since[16];
   unsigned n;
-  int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
-    return -first;
-  if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = cli_backend(c, &b)) != 0)
+  int rc;
+  if ((rc = dir_only(c, argc, argv, usage, dir)) != 0)
     return rc;
-  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 || gs_jobs_claims(&err, dir, &cl, &n) != 0)
+  if (gs_jobs_claims(&err, dir, &cl, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
     json_t *arr = json_array();

@@ -623,6 +623,17 @@ static int claim_share(struct gs_err *err, struct gs_backend *b, const struct gs
   return 0;
 }
 
+/* Who holds a new claim: the job, its label, its owner process and our uid. */
+static void stamp(struct gs_jobs_claim *c, const char *job, const char *user, pid_t owner)
+{
+  snprintf(c->job, sizeof(c->job), "%s", job);
+  snprintf(c->user, sizeof(c->user), "%s", user);
+  c->owner_pid = (int)owner;
+  c->owner_start = gs__jobs_proc_start((int)owner);
+  c->since = gs__jobs_now();
+  c->uid = (unsigned)geteuid();
+}
+
 int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
                   const struct gs_jobs_request *req, const char *job, const char *user,
                   pid_t owner, struct gs_jobs_claim *out)
@@ -655,12 +666,7 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
   else
     rc = claim_share(err, b, req, clp, ngpu, &c);
   if (rc == 0) {
-    snprintf(c.job, sizeof(c.job), "%s", job);
-    snprintf(c.user, sizeof(c.user), "%s", user);
-    c.owner_pid = (int)owner;
-    c.owner_start = gs__jobs_proc_start((int)owner);
-    c.since = gs__jobs_now();
-    c.uid = (unsigned)geteuid();
+    stamp(&c, job, user, owner);
     clp->c[clp->n++] = c;
     if ((rc = save(err, dir, clp)) != 0)
       undo(b, &c);
@@ -699,12 +705,7 @@ int gs_jobs_claim_device(struct gs_err *err, const char *dir, const char *uuid,
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory reading claims");
   snprintf(c.uuid, sizeof(c.uuid), "%s", uuid);
   snprintf(c.profile, sizeof(c.profile), "%s", profile);
-  snprintf(c.job, sizeof(c.job), "%s", job);
-  snprintf(c.user, sizeof(c.user), "%s", user);
-  c.owner_pid = (int)owner;
-  c.owner_start = gs__jobs_proc_start((int)owner);
-  c.since = gs__jobs_now();
-  c.uid = (unsigned)geteuid();
+  stamp(&c, job, user, owner);
   if ((rc = lock_claims(err, dir, true, &lock)) != 0 || (rc = load(err, dir, clp)) != 0)
     goto out;
   if ((h = held_by_other(clp, &c)) != NULL)
