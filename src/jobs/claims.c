@@ -210,6 +210,10 @@ static void undo(struct gs_backend *b, const struct gs_jobs_claim *c)
   struct gs_err e = {0};
   if (!b)
     return;
+  /* Its runner died: what the job left in its cgroup is ended before the
+   * slice goes to anyone (the claim was dead, so its job process is too). */
+  if (!c->by_uuid && c->uid == (unsigned)geteuid())
+    gs__jobs_track_forget(c->job, c->owner_pid);
   if (gs__jobs_emulated(b) && c->job_pid)
     gs_emu_proc_remove(b, &e, (unsigned)c->job_pid);
   /* Only the user who created an instance destroys it: another user's

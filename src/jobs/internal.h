@@ -91,6 +91,9 @@ struct gs__jobs_spawn {
 };
 int gs__jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp,
                    const struct gs__jobs_spawn *o, pid_t *pid);
+/* The cgroup of job, made by tracker (a shepherd, which forked from us, so
+ * its cgroup is ours) that died: its members are killed and it goes. */
+void gs__jobs_track_forget(const char *job, int tracker);
 /* In a child of the tracker: joins the job's cgroup. 0 or an errno. */
 int gs__jobs_track_join(const struct gs_jobs_track *t);
 

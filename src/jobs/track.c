@@ -77,6 +77,23 @@ static int make_cgroup(struct gs_err *err, const char *job, struct gs_jobs_track
   return 0;
 }
 
+void gs__jobs_track_forget(const char *job, int tracker)
+{
+  char mount[PATH_MAX], self[PATH_MAX], dir[2 * PATH_MAX + 64], kill_path[2 * PATH_MAX + 80];
+  int fd;
+  if (cgroup2_self(mount, self) != 0)
+    return;
+  snprintf(dir, sizeof(dir), "%s%s/gpuslice-%s-%d", mount, strcmp(self, "/") ? self : "", job,
+           tracker);
+  snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", dir);
+  if ((fd = open(kill_path, O_WRONLY | O_CLOEXEC)) < 0)
+    return;
+  (void)!write(fd, "1", 1);
+  close(fd);
+  for (int tries = 0; tries < 100 && rmdir(dir) != 0 && errno == EBUSY; tries++)
+    nanosleep(&(struct timespec){0, 10000000L}, NULL);
+}
+
 int gs_jobs_track_begin(struct gs_err *err, const char *job, struct gs_jobs_track *t)
 {
   const char *want = getenv("GPUSLICE_JOB_TRACKING");

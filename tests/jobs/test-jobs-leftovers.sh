@@ -71,9 +71,11 @@ a=json.load(sys.stdin)[0]; sys.exit(0 if a["leftovers_killed"]>=4 and a["trackin
   g jobs | grep -q "^j000001: [0-9]* leftover processes killed after the job ended (found by $how)" && ok ||
     fail "$how: gpuslice jobs does not say the leftovers were killed: $(g jobs)"
   if [ "$how" = cgroup ]; then
-    ! ls -d "$(awk '$3=="cgroup2"{print $2; exit}' /proc/self/mounts)"/*/gpuslice-j00000* >/dev/null 2>&1 &&
-      ! ls -d "$(awk '$3=="cgroup2"{print $2; exit}' /proc/self/mounts)"/gpuslice-j00000[12]-* >/dev/null 2>&1 &&
-      ok || fail "a job's cgroup was left behind"
+    # The shepherds' pids name their jobs' cgroups: gpuslice-<id>-<shepherd pid>.
+    left=$(for f in "$root"/emu.json.jobs/queue/j*.json; do
+      python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("gpuslice-%s-%d" % (j["id"], j["shepherd_pid"]))' "$f"
+    done | while read -r n; do find /sys/fs/cgroup -maxdepth 4 -type d -name "$n" 2>/dev/null; done)
+    [ -z "$left" ] && ok || fail "a job's cgroup was left behind: $left"
   fi
 done
 
