@@ -69,6 +69,8 @@ struct cli_job_opts {
 };
 int cli_job_opt(struct cli *c, int ch, const char *value, void *arg);
 const struct option *cli_job_options(void);
+/* The caller's account name (effective uid), or "uid<N>". */
+const char *cli_login_name(void);
 /* Checks the request against the machine and fills req->gpu from -i. */
 int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b);
 

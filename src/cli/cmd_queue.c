@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR };
+enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR, O_GRACE };
 
 static int run_submit(struct cli *c, int argc, char **argv)
 {
@@ -57,6 +57,13 @@ static int run_submit(struct cli *c, int argc, char **argv)
       goto out;
     }
   }
+  /* Who a job is comes from its file's owner; a label other than the
+   * account's own would only mislead, so it is root's alone. */
+  if (geteuid() != 0 && o.user && strcmp(o.user, cli_login_name()) != 0) {
+    rc = cli_usage("--user %s: only root labels a job with another name; your jobs are %s's",
+                   o.user, cli_login_name());
+    goto out;
+  }
   snprintf(job->user, sizeof(job->user), "%s", o.user);
   job->uid = (unsigned)getuid();
   if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0 || gs_jobs_submit(&err, dir, job) != 0) {
@@ -80,6 +87,24 @@ static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
   (void)ch;
   *(const char **)arg = value;
   return 0;
+}
+
+/* The options of a read command that takes --jobs-dir alone: its directory
+ * into dir. 0, or the exit status. */
+static int dir_only(struct cli *c, int argc, char **argv, const char *usage, char dir[PATH_MAX])
+{
+  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
+  const char *jobs_dir = NULL;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  int first, rc;
+  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first < argc)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  return gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ? cli_fail(&err) : 0;
 }
 
 /* ---- queue cancel ---- */
@@ -129,6 +154,9 @@ static void on_event(void *arg, const struct gs_jobs_job *j, const char *what)
   if (strcmp(what, "started") == 0)
     printf("%s started: user %s, GPU %u %s %s\n", j->id, j->user, j->gpu, j->slice_profile,
            j->slice_uuid);
+  else if (strcmp(what, "set aside") == 0 || strcmp(what, "not a job") == 0 ||
+           strcmp(what, "skipped") == 0)
+    fprintf(stderr, "gpuslice queue: %s %s: %s\n", j->id, what, j->reason);
   else
     printf("%s %s: %s\n", j->id, what, j->reason);
   fflush(stdout);
@@ -157,6 +185,7 @@ static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_PER_USER: return number(value, "--max-per-user", 100000, &o->q.max_per_user);
   case O_MAX_RUNNING: return number(value, "--max-running", 100000, &o->q.max_running);
   case O_POLL: return number(value, "--poll-ms", 60000, &o->q.poll_ms);
+  case O_GRACE: return number(value, "--grace-ms", 600000, &o->q.grace_ms);
   case O_UNTIL_EMPTY: o->q.until_empty = true; return 0;
   case O_QDIR: o->jobs_dir = value; return 0;
   default: return cli_usage("unexpected option");
@@ -168,6 +197,7 @@ static const struct option queue_extra[] = {
     {"max-running", required_argument, NULL, O_MAX_RUNNING},
     {"until-empty", no_argument, NULL, O_UNTIL_EMPTY},
     {"poll-ms", required_argument, NULL, O_POLL},
+    {"grace-ms", required_argument, NULL, O_GRACE},
     {"jobs-dir", required_argument, NULL, O_QDIR},
     {0},
 };
@@ -176,7 +206,7 @@ static int run_queue(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice queue run [--max-per-user N] [--max-running N] [--until-empty] [--poll-ms MS]\n"
-      "    [--jobs-dir DIR]";
+      "    [--grace-ms MS] [--jobs-dir DIR]";
   struct queue_opts o = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
@@ -224,9 +254,10 @@ static json_t *job_json(const struct gs_jobs_job *j)
   json_t *argv = json_array();
   for (unsigned i = 0; i < j->argc; i++)
     json_array_append_new(argv, json_string(j->argv[i]));
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:i, s:s, s:s, s:f, s:o, s:o, s:o, s:o, "
-                   "s:s, s:o}",
-                   "id", j->id, "user", j->user, "state", gs_jobs_state_name(j->state), "mode",
+  return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:o, s:i, s:s, s:s, s:f, s:o, s:o, s:o, "
+                   "s:o, s:s, s:o, s:I, s:s}",
+                   "id", j->id, "user", j->user, "uid", (json_int_t)j->owner,
+                   "state", gs_jobs_state_name(j->state), "mode",
                    gs_jobs_mode_name(j->req.mode), "profile", j->req.profile, "memory_mib",
                    (json_int_t)j->req.memory_mib, "argv", argv, "gpu", (int)j->gpu, "slice_profile",
                    j->slice_profile, "slice_uuid", j->slice_uuid, "submitted", j->submitted,
@@ -234,7 +265,8 @@ static json_t *job_json(const struct gs_jobs_job *j)
                    "ended", j->ended > 0 ? json_real(j->ended) : json_null(),
                    "exit_status", j->state == GS_JOBS_DONE ? json_integer(j->exit_status) : json_null(),
                    "signal", j->signal ? json_integer(j->signal) : json_null(),
-                   "reason", j->reason, "pid", j->job_pid ? json_integer(j->job_pid) : json_null());
+                   "reason", j->reason, "pid", j->job_pid ? json_integer(j->job_pid) : json_null(),
+                   "leftovers_killed", (json_int_t)j->leftovers, "tracking", j->tracking);
 }
 
 static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
@@ -259,26 +291,43 @@ static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
                                : (j->req.profile[0] ? j->req.profile : gs_jobs_mode_name(j->req.mode)),
            start, end, ex, cmd);
   }
+  for (unsigned i = 0; i < n; i++)
+    if (jobs[i].leftovers)
+      printf("%s: %u leftover process%s killed after the job ended (found by %s)\n", jobs[i].id,
+             jobs[i].leftovers, jobs[i].leftovers == 1 ? "" : "es", jobs[i].tracking);
+}
+
+struct listing {
+  unsigned hidden;  /* other users' jobs */
+  int worst;
+};
+
+/* A job file left out: another user's is only counted; a bad one is told. */
+static void on_list_note(void *arg, const char *name, const struct gs_err *why)
+{
+  struct listing *l = arg;
+  (void)name;
+  if (why->code == GS_E_NO_PERMISSION) {
+    l->hidden++;
+    return;
+  }
+  fprintf(stderr, "gpuslice: %s; move the file out of the queue (`gpuslice queue run` moves it "
+                  "to queue/bad/)\n", why->msg);
+  l->worst = GS_EXIT_STATE;
 }
 
 static int run_jobs(struct cli *c, int argc, char **argv)
 {
   static const char usage[] = "gpuslice jobs [--jobs-dir DIR] [--json]";
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
-  const char *jobs_dir = NULL;
+  struct listing l = {0, GS_EXIT_OK};
   struct gs_jobs_job *jobs;
-  struct gs_backend *b;
   struct gs_err err = {0};
   char dir[PATH_MAX];
   unsigned n;
-  int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
-    return -first;
-  if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = cli_backend(c, &b)) != 0)
+  int rc;
+  if ((rc = dir_only(c, argc, argv, usage, dir)) != 0)
     return rc;
-  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0 || gs_jobs_list(&err, dir, &jobs, &n) != 0)
+  if (gs_jobs_list(&err, dir, on_list_note, &l, &jobs, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
     json_t *arr = json_array();
@@ -287,9 +336,57 @@ static int run_jobs(struct cli *c, int argc, char **argv)
     rc = cli_print_json(arr);
   } else {
     print_jobs(jobs, n);
+    if (l.hidden)
+      printf("(%u job%s of other users not shown)\n", l.hidden, l.hidden == 1 ? "" : "s");
   }
   gs_jobs_list_free(jobs, n);
-  return rc;
+  return rc ? rc : l.worst;
+}
+
+/* ---- claims ---- */
+
+static json_t *claim_json(const struct gs_jobs_claim *c)
+{
+  return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:s, s:I, s:b, s:i, s:o, s:f}", "job", c->job,
+                   "user", c->user, "uid", (json_int_t)c->uid, "mode", gs_jobs_mode_name(c->mode),
+                   "gpu", c->by_uuid ? json_null() : json_integer(c->gpu), "profile", c->profile,
+                   "uuid", c->uuid, "memory_mib", (json_int_t)c->memory_mib, "created",
+                   c->created, "owner_pid", c->owner_pid,
+                   "job_pid", c->job_pid ? json_integer(c->job_pid) : json_null(), "since",
+                   c->since);
+}
+
+static int run_claims(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] = "gpuslice claims [--jobs-dir DIR] [--json]";
+  struct gs_jobs_claim *cl;
+  struct gs_err err = {0};
+  char dir[PATH_MAX], since[16];
+  unsigned n;
+  int rc;
+  if ((rc = dir_only(c, argc, argv, usage, dir)) != 0)
+    return rc;
+  if (gs_jobs_claims(&err, dir, &cl, &n) != 0)
+    return cli_fail(&err);
+  if (c->json) {
+    json_t *arr = json_array();
+    for (unsigned i = 0; i < n; i++)
+      json_array_append_new(arr, claim_json(&cl[i]));
+    free(cl);
+    return cli_print_json(arr);
+  }
+  printf("%-16s %-10s %-6s %-9s %-3s %-8s %-8s %-8s %s\n", "JOB", "USER", "UID", "MODE", "GPU",
+         "PROFILE", "PID", "SINCE", "UUID");
+  for (unsigned i = 0; i < n; i++) {
+    char gpu[8];
+    fmt_time(cl[i].since, since, sizeof(since));
+    snprintf(gpu, sizeof(gpu), cl[i].by_uuid ? "-" : "%u", cl[i].gpu);
+    printf("%-16s %-10s %-6u %-9s %-3s %-8s %-8d %-8s %s\n", cl[i].job, cl[i].user, cl[i].uid,
+           gs_jobs_mode_name(cl[i].mode), gpu, cl[i].profile,
+           cl[i].job_pid ? cl[i].job_pid : cl[i].owner_pid, since, cl[i].uuid);
+  }
+  free(cl);
+  return GS_EXIT_OK;
 }
 
 const struct cli_verb cli_verbs_queue[] = {
@@ -297,5 +394,7 @@ const struct cli_verb cli_verbs_queue[] = {
     {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false},
     {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true},
     {NULL, "jobs", run_jobs, "queued, running and finished jobs", false},
+    {NULL, "claims", run_claims, "who holds which slice: run, queued jobs and serve's workers",
+     false},
     {0},
 };

@@ -16,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A job's leftovers: SIGTERM, then SIGKILL this much later. */
+#define RUN_GRACE_MS 5000
+
 enum { O_PROFILE = 300, O_MEMORY, O_CREATE, O_MODE, O_THREADS, O_JOBS_DIR, O_USER, O_NO_WAIT };
 
 static const struct option job_options[] = {
@@ -72,17 +75,21 @@ int cli_job_opt(struct cli *c, int ch, const char *value, void *arg)
   }
 }
 
+const char *cli_login_name(void)
+{
+  static char name[GS_JOBS_USER_SIZE];
+  struct passwd *pw;
+  if ((pw = getpwuid(geteuid())) != NULL && strlen(pw->pw_name) < sizeof(name))
+    snprintf(name, sizeof(name), "%s", pw->pw_name);
+  else
+    snprintf(name, sizeof(name), "uid%u", (unsigned)geteuid());
+  return name;
+}
+
 /* The user a job runs for: --user (a label), else the caller's login name. */
 static const char *user_name(const struct cli_job_opts *o)
 {
-  static char uid[24];
-  struct passwd *pw;
-  if (o->user)
-    return o->user;
-  if ((pw = getpwuid(getuid())) != NULL && strlen(pw->pw_name) < GS_JOBS_USER_SIZE)
-    return pw->pw_name;
-  snprintf(uid, sizeof(uid), "uid%u", (unsigned)getuid());
-  return uid;
+  return o->user ? o->user : cli_login_name();
 }
 
 int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b)
@@ -173,8 +180,10 @@ static int run_on(struct cli *c, struct gs_backend *b, const char *dir, struct c
 {
   struct gs_err err = {0};
   struct gs_jobs_mps mps;
+  struct gs_jobs_track track = {0};
   char **env = NULL;
   int status = 0, sig = 0, rc;
+  unsigned left = 0;
   pid_t pid;
   if (cl->mode == GS_JOBS_MPS && gs_jobs_mps_start(&err, b, dir, cl->gpu, cl->uuid, &mps) != 0)
     return cli_fail(&err);
@@ -184,16 +193,24 @@ static int run_on(struct cli *c, struct gs_backend *b, const char *dir, struct c
     fprintf(stderr, "gpuslice run: %s on GPU %u %s %s%s%s\n", cl->job, cl->gpu, cl->profile,
             cl->uuid, cl->created ? " (created for this job)" : "",
             cl->mode == GS_JOBS_MIG ? "" : cl->mode == GS_JOBS_MPS ? " (MPS share)" : " (time-sliced share)");
-  rc = gs_jobs_spawn(&err, argv, env, NULL, -1, &pid);
+  if ((rc = gs_jobs_track_begin(&err, cl->job, &track)) == 0)
+    rc = gs_jobs_spawn(&err, argv, env, NULL, -1, &track, &pid);
   gs_jobs_strv_free(env);
-  if (rc)
+  if (rc) {
+    gs_jobs_track_end(NULL, &track, 0, &left);
     return cli_fail(&err);
+  }
   child_pid = pid;
   if (gs_jobs_claim_started(&err, b, dir, cl, pid) != 0 && !c->quiet)
     fprintf(stderr, "gpuslice run: warning: %s\n", err.msg);
-  if (gs_jobs_wait(&err, pid, &status, &sig) != 0)
-    return cli_fail(&err);
+  rc = gs_jobs_wait(&err, pid, &status, &sig);
   child_pid = 0;
+  /* Whatever the job left behind ends before its slice is released. */
+  if (gs_jobs_track_end(rc ? NULL : &err, &track, RUN_GRACE_MS, &left) != 0 || rc)
+    return cli_fail(&err);
+  if (left && !c->quiet)
+    fprintf(stderr, "gpuslice run: %s: killed %u leftover process%s after it ended\n", cl->job,
+            left, left == 1 ? "" : "es");
   if (sig && !c->quiet)
     fprintf(stderr, "gpuslice run: %s ended by %s\n", cl->job, strsignal(sig));
   return status;

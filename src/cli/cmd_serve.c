@@ -4,6 +4,7 @@
  * and the autoscaler on one loop; the drain; the device diff on SIGHUP).
  * On SIGHUP this file re-reads the serve file and lists the devices again. */
 #include "cli/cli.h"
+#include "jobs/jobs.h"
 #include "serve/serve.h"
 
 #include <getopt.h>
@@ -469,7 +470,8 @@ static int run_serve(struct cli *c, int argc, char **argv)
   const char *const *cmd = NULL;
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
-  char *token_buf = NULL;
+  char *token_buf = NULL, jobs_dir[PATH_MAX];
+  struct gs_backend *b;
   int n, rc;
   if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0)
     goto out;
@@ -487,6 +489,12 @@ static int run_serve(struct cli *c, int argc, char **argv)
   if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0)
     goto out;
   serve_config(&o, &sc);
+  /* Workers claim their devices in the jobs ledger, as `run` and the queue do. */
+  if ((rc = cli_backend(c, &b)) != 0 || gs_jobs_dir(&err, b, NULL, jobs_dir) != 0) {
+    rc = rc ? rc : cli_fail(&err);
+    goto out;
+  }
+  sc.super.claims_dir = jobs_dir;
   sc.super.slots = slots;
   sc.super.nslots = (size_t)n;
   sc.super.argv = cmd;

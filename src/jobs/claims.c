@@ -1,11 +1,16 @@
-/* claims.c: who holds which slice. One file, <dir>/claims.json, replaced
- * atomically under its lock (as the emulator's state is), lists the claims;
- * a claim whose owner and job are both dead is free again, and the next
- * claimer destroys the instances it had created. Picking a slice: a free MIG
- * device of the wanted profile (or the smallest with enough memory), else one
- * created from free capacity when allowed; or a share of a whole GPU. */
+/* claims.c: who holds which slice. The ledger is one file per user,
+ * <dir>/claims/<uid>.json, owned by that uid (the kernel's word for who
+ * holds a claim) and replaced atomically; every claimer reads them all
+ * under <dir>/claims.json.lock and writes only its own. A claim whose owner
+ * and job are both dead is free again (the next claimer of the same user
+ * destroys the instances it had created: nobody destroys another user's).
+ * Picking a slice: a free MIG device of the wanted profile (or the
+ * smallest with enough memory), else one created from free capacity when
+ * allowed; or a share of a whole GPU; or, for serve, a device by UUID. */
 #include "jobs/internal.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +51,9 @@ static int parse_claim(struct gs_err *err, const char *origin, const char *where
       (rc = gs__jobs_get_int(err, origin, where, o, "job_pid", 0, INT32_MAX, &jp)) ||
       (rc = gs__jobs_get_uint(err, origin, where, o, "job_start", UINT64_MAX >> 1, &js)) ||
       (rc = gs__jobs_get_time(err, origin, where, o, "since", &c->since)))
+    return rc;
+  if (json_object_get(o, "by_uuid") &&
+      (rc = gs__jobs_get_bool(err, origin, where, o, "by_uuid", &c->by_uuid)) != 0)
     return rc;
   if (gs_jobs_mode_parse(mode, &c->mode) != 0)
     return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: %s.mode: expected mig, timeslice or mps",
@@ -95,53 +103,87 @@ int gs_jobs_claims_parse(struct gs_err *err, const char *origin, const char *tex
 
 static json_t *claim_json(const struct gs_jobs_claim *c)
 {
-  return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:I, s:b, s:i, s:I, s:i, s:I, s:f}",
+  return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:I, s:i, s:I, "
+                   "s:f}",
                    "job", c->job, "user", c->user, "mode", gs_jobs_mode_name(c->mode), "gpu",
                    (int)c->gpu, "gi", (int)c->gi, "ci", (int)c->ci, "uuid", c->uuid, "profile",
                    c->profile, "memory_mib", (json_int_t)c->memory_mib, "created", c->created,
+                   "by_uuid", c->by_uuid,
                    "owner_pid", c->owner_pid, "owner_start", (json_int_t)c->owner_start,
                    "job_pid", c->job_pid, "job_start", (json_int_t)c->job_start, "since", c->since);
 }
 
-/* Reads the claims (a missing file is none) into cl. */
-static int load(struct gs_err *err, const char *dir, struct claims *cl)
+/* Appends the claims of one ledger file, claims/<name>, to cl: only a
+ * regular file named for its owner's uid and that nobody else may write;
+ * anything else is skipped (it says nothing about anyone). */
+static int load_file(struct gs_err *err, const char *cdir, const char *name, struct claims *cl)
 {
-  char path[PATH_MAX], *text;
+  char path[PATH_MAX], *text, *end;
+  unsigned long uid = strtoul(name, &end, 10);
   struct gs_jobs_claim *arr;
+  struct stat st;
   size_t len;
-  int rc;
-  cl->n = 0;
-  if ((rc = gs__jobs_path(err, path, dir, "claims.json")) != 0)
-    return rc;
-  rc = gs_file_read(err, path, 4u << 20, &text, &len);
-  if (rc == GS_E_NOT_FOUND)
+  unsigned n = 0;
+  int fd, rc;
+  if (end == name || strcmp(end, ".json") != 0 || (rc = gs__jobs_path(err, path, cdir, name)))
     return 0;
+  if (gs__jobs_open_regular(NULL, path, &fd, &st) != 0)
+    return 0;
+  if (st.st_uid != uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    close(fd);
+    return 0;
+  }
+  rc = gs__jobs_read_fd(err, path, fd, 4u << 20, &text, &len);
+  close(fd);
   if (rc)
     return rc;
-  rc = gs_jobs_claims_parse(err, path, text, len, &arr, &cl->n);
+  rc = gs_jobs_claims_parse(err, path, text, len, &arr, &n);
   free(text);
   if (rc == GS_E_CORRUPT_STATE)
-    return gs_err_set(err, rc, "%s; remove it when no job runs (claims are rebuilt as jobs start)",
-                      err ? err->msg : "");
+    return gs_err_set(err, rc, "%s; its owner (uid %lu) removes it when none of their jobs runs",
+                      err ? err->msg : "", uid);
   if (rc)
     return rc;
-  if (cl->n)
-    memcpy(cl->c, arr, cl->n * sizeof(*arr));
+  for (unsigned i = 0; i < n && cl->n < GS_JOBS_MAX_CLAIMS; i++) {
+    arr[i].uid = (unsigned)uid;
+    cl->c[cl->n++] = arr[i];
+  }
   free(arr);
   return 0;
 }
 
+/* Reads every user's claims (none yet is none) into cl. */
+static int load(struct gs_err *err, const char *dir, struct claims *cl)
+{
+  char cdir[PATH_MAX];
+  struct dirent *d;
+  DIR *dp;
+  int rc;
+  cl->n = 0;
+  if ((rc = gs__jobs_path(err, cdir, dir, "claims")) != 0)
+    return rc;
+  if (!(dp = opendir(cdir)))
+    return errno == ENOENT ? 0 : gs_err_set(err, GS_E_IO, "%s: %s", cdir, strerror(errno));
+  while (rc == 0 && (d = readdir(dp)) != NULL)
+    rc = load_file(err, cdir, d->d_name, cl);
+  closedir(dp);
+  return rc;
+}
+
+/* Writes our own claims, and only those, to claims/<our uid>.json. */
 static int save(struct gs_err *err, const char *dir, const struct claims *cl)
 {
-  char path[PATH_MAX];
+  char path[PATH_MAX], name[32];
   json_t *arr = json_array();
   int rc;
-  if ((rc = gs__jobs_path(err, path, dir, "claims.json")) != 0) {
+  snprintf(name, sizeof(name), "claims/%u.json", (unsigned)geteuid());
+  if ((rc = gs__jobs_path(err, path, dir, name)) != 0) {
     json_decref(arr);
     return rc;
   }
   for (unsigned i = 0; i < cl->n; i++)
-    json_array_append_new(arr, claim_json(&cl->c[i]));
+    if (cl->c[i].uid == (unsigned)geteuid())
+      json_array_append_new(arr, claim_json(&cl->c[i]));
   return gs__jobs_save_json(err, path, json_pack("{s:s, s:i, s:o}", "format", CLAIMS_FORMAT,
                                                  "version", 1, "claims", arr));
 }
@@ -166,19 +208,29 @@ static bool live(const struct gs_jobs_claim *c)
 static void undo(struct gs_backend *b, const struct gs_jobs_claim *c)
 {
   struct gs_err e = {0};
+  if (!b)
+    return;
+  /* Its runner died: what the job left in its cgroup is ended before the
+   * slice goes to anyone (the claim was dead, so its job process is too). */
+  if (!c->by_uuid && c->uid == (unsigned)geteuid())
+    gs__jobs_track_forget(c->job, c->owner_pid);
   if (gs__jobs_emulated(b) && c->job_pid)
     gs_emu_proc_remove(b, &e, (unsigned)c->job_pid);
-  if (c->mode == GS_JOBS_MIG && c->created) {
+  /* Only the user who created an instance destroys it: another user's
+   * ledger could name any instance as "created". */
+  if (c->mode == GS_JOBS_MIG && c->created && !c->by_uuid && c->uid == (unsigned)geteuid()) {
     if (b->ops->ci_destroy(b, &e, c->gpu, c->gi, c->ci) == 0 || e.code == GS_E_NOT_FOUND)
       b->ops->gi_destroy(b, &e, c->gpu, c->gi);
   }
 }
 
+/* Drops dead claims, undoing them. Without a backend (serve's claims)
+ * nothing can be undone: dead claims stay for the next claimer with one. */
 static void reap(struct gs_backend *b, struct claims *cl)
 {
   unsigned k = 0;
   for (unsigned i = 0; i < cl->n; i++) {
-    if (live(&cl->c[i]))
+    if (!b || live(&cl->c[i]))
       cl->c[k++] = cl->c[i];
     else
       undo(b, &cl->c[i]);
@@ -555,7 +607,7 @@ static int claim_share(struct gs_err *err, struct gs_backend *b, const struct gs
       return gs_err_set(err, GS_E_USAGE, "--memory %.2f GiB: GPU %u has only %.2f GiB",
                         (double)req->memory_mib / 1024.0, g, gs_geom_gib(info.memory_mib));
     for (unsigned i = 0; i < cl->n; i++)
-      if (cl->c[i].gpu == g) {
+      if (cl->c[i].gpu == g && !cl->c[i].by_uuid) {
         n++;
         mig_claim = mig_claim || cl->c[i].mode == GS_JOBS_MIG;
       }
@@ -573,6 +625,17 @@ static int claim_share(struct gs_err *err, struct gs_backend *b, const struct gs
   snprintf(c->profile, sizeof(c->profile), "gpu");
   c->memory_mib = best_info.memory_mib;
   return 0;
+}
+
+/* Who holds a new claim: the job, its label, its owner process and our uid. */
+static void stamp(struct gs_jobs_claim *c, const char *job, const char *user, pid_t owner)
+{
+  snprintf(c->job, sizeof(c->job), "%s", job);
+  snprintf(c->user, sizeof(c->user), "%s", user);
+  c->owner_pid = (int)owner;
+  c->owner_start = gs__jobs_proc_start((int)owner);
+  c->since = gs__jobs_now();
+  c->uid = (unsigned)geteuid();
 }
 
 int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
@@ -607,11 +670,7 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
   else
     rc = claim_share(err, b, req, clp, ngpu, &c);
   if (rc == 0) {
-    snprintf(c.job, sizeof(c.job), "%s", job);
-    snprintf(c.user, sizeof(c.user), "%s", user);
-    c.owner_pid = (int)owner;
-    c.owner_start = gs__jobs_proc_start((int)owner);
-    c.since = gs__jobs_now();
+    stamp(&c, job, user, owner);
     clp->c[clp->n++] = c;
     if ((rc = save(err, dir, clp)) != 0)
       undo(b, &c);
@@ -620,6 +679,50 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
   } else {
     save(NULL, dir, clp); /* keep the reaping even when nothing was claimed */
   }
+out:
+  gs_file_unlock(&lock);
+  free(clp);
+  return rc;
+}
+
+/* The live claim on uuid of an owner other than c's, or NULL. */
+static const struct gs_jobs_claim *held_by_other(const struct claims *cl,
+                                                 const struct gs_jobs_claim *c)
+{
+  for (unsigned i = 0; i < cl->n; i++)
+    if (strcmp(cl->c[i].uuid, c->uuid) == 0 && live(&cl->c[i]) &&
+        (cl->c[i].owner_pid != c->owner_pid || cl->c[i].owner_start != c->owner_start))
+      return &cl->c[i];
+  return NULL;
+}
+
+int gs_jobs_claim_device(struct gs_err *err, const char *dir, const char *uuid,
+                         const char *profile, const char *job, const char *user, pid_t owner,
+                         struct gs_jobs_claim *out)
+{
+  struct claims *clp = malloc(sizeof(*clp));
+  struct gs_file_lock lock = {-1};
+  struct gs_jobs_claim c = {.mode = GS_JOBS_MIG, .by_uuid = true};
+  const struct gs_jobs_claim *h;
+  int rc;
+  if (!clp)
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory reading claims");
+  snprintf(c.uuid, sizeof(c.uuid), "%s", uuid);
+  snprintf(c.profile, sizeof(c.profile), "%s", profile);
+  stamp(&c, job, user, owner);
+  if ((rc = lock_claims(err, dir, true, &lock)) != 0 || (rc = load(err, dir, clp)) != 0)
+    goto out;
+  if ((h = held_by_other(clp, &c)) != NULL)
+    rc = gs_err_set(err, GS_E_IN_USE, "%s is held by %s of %s (uid %u, pid %d); it is free again "
+                    "when that ends", uuid, h->job, h->user, h->uid, h->owner_pid);
+  else if (clp->n >= GS_JOBS_MAX_CLAIMS)
+    rc = gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "%u claims are live, the most kept",
+                    GS_JOBS_MAX_CLAIMS);
+  if (rc)
+    goto out;
+  clp->c[clp->n++] = c;
+  if ((rc = save(err, dir, clp)) == 0)
+    *out = c;
 out:
   gs_file_unlock(&lock);
   free(clp);
@@ -642,7 +745,7 @@ static int update(struct gs_err *err, const char *dir, const struct gs_jobs_clai
     goto out;
   for (i = 0; i < clp->n; i++)
     if (strcmp(clp->c[i].uuid, c->uuid) == 0 && strcmp(clp->c[i].job, c->job) == 0 &&
-        clp->c[i].owner_pid == c->owner_pid)
+        clp->c[i].owner_pid == c->owner_pid && clp->c[i].uid == (unsigned)geteuid())
       break;
   if (i == clp->n) {
     rc = gs_err_set(err, GS_E_NOT_FOUND, "job %s holds no claim on %s (its claim was dropped as "

@@ -60,10 +60,10 @@ int gs_jobs_dir(struct gs_err *err, struct gs_backend *b, const char *override, 
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the jobs directory path is too long; set "
                       "GPUSLICE_JOBS_DIR to a shorter one");
   }
-  if ((rc = gs__jobs_path(err, probe, out, "queue/x")) != 0 ||
+  if ((rc = gs__jobs_path(err, probe, out, "x")) != 0 ||
       (rc = gs_file_make_parent(err, probe)) != 0)
     return rc;
-  return 0;
+  return gs__jobs_layout(err, out);
 }
 
 /* ---- sizes ---- */

@@ -5,6 +5,7 @@
 #define GS_JOBS_INTERNAL_H
 
 #include <jansson.h>
+#include <sys/stat.h>
 
 #include "jobs/jobs.h"
 
@@ -40,5 +41,72 @@ char **gs__jobs_env_with(char *const *add);
 
 /* "<dir>/<name>" into out; GS_E_INVALID_ARGUMENT when too long. */
 int gs__jobs_path(struct gs_err *err, char out[PATH_MAX], const char *dir, const char *name);
+
+/* ---- identity and files (ident.c) ---- */
+
+/* Opens path read-only, never following a link nor blocking on a FIFO, and
+ * fstats it: a regular file only. GS_E_NOT_FOUND, GS_E_NO_PERMISSION
+ * (another user's private file), else GS_E_CORRUPT_STATE saying what it is. */
+int gs__jobs_open_regular(struct gs_err *err, const char *path, int *fd, struct stat *st);
+/* Reads fd to its end (at most limit bytes) into a NUL-terminated heap buffer. */
+int gs__jobs_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **text,
+                     size_t *len);
+
+/* An account from the password database. */
+struct gs__jobs_account {
+  unsigned uid, gid;
+  char name[GS_JOBS_USER_SIZE];
+  char home[PATH_MAX], shell[256];
+};
+/* GS_E_NOT_FOUND when uid is no account here. */
+int gs__jobs_account(struct gs_err *err, unsigned uid, struct gs__jobs_account *out);
+/* In a child about to exec: initgroups, setgid, setuid, each checked, and
+ * root not regainable. 0 or an errno. */
+int gs__jobs_become(const struct gs__jobs_account *a);
+
+/* Files created between fs_as and fs_restore are the given user's, mode
+ * 0600 (fsuid, fsgid and umask 077), whoever runs us; checks made on the
+ * way are that user's too (root's runner must not write where the user
+ * could not). */
+struct gs__jobs_fs {
+  unsigned uid, gid;
+  mode_t umask;
+};
+void gs__jobs_fs_as(unsigned uid, unsigned gid, struct gs__jobs_fs *saved);
+void gs__jobs_fs_restore(const struct gs__jobs_fs *saved);
+/* True when the file system identity is uid (fs_as took effect). */
+bool gs__jobs_fs_is(unsigned uid);
+
+/* ---- starting a process (run.c) ---- */
+
+/* gs_jobs_spawn with more: as the account `as` (NULL: as we are), in a
+ * session of its own (new_session: so a cancel or a terminal does not mix
+ * it with its runner). */
+struct gs__jobs_spawn {
+  const char *log_path;
+  int stdin_fd;
+  const struct gs_jobs_track *track;
+  const struct gs__jobs_account *as;
+  bool new_session;
+};
+int gs__jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp,
+                   const struct gs__jobs_spawn *o, pid_t *pid);
+/* The cgroup of job, made by tracker (a shepherd, which forked from us, so
+ * its cgroup is ours) that died: its members are killed and it goes. */
+void gs__jobs_track_forget(const char *job, int tracker);
+/* In a child of the tracker: joins the job's cgroup. 0 or an errno. */
+int gs__jobs_track_join(const struct gs_jobs_track *t);
+
+/* ---- the queue's files (spool.c) ---- */
+
+/* Rereads job `id` under the queue lock, lets fn change it (fn returns false
+ * to leave it as it is), and writes it back as its owner. */
+int gs__jobs_edit(struct gs_err *err, const char *dir, const char *id,
+                  bool (*fn)(struct gs_jobs_job *j, void *arg), void *arg);
+
+/* Makes queue/, queue/bad/ and claims/ in dir. In a shared dir (mode 1777)
+ * they must be root's (or the dir owner's) with mode 1777; only they create
+ * them, and a wrong one is refused with the fix. */
+int gs__jobs_layout(struct gs_err *err, const char *dir);
 
 #endif

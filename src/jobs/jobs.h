@@ -57,7 +57,9 @@ struct gs_jobs_request {
   unsigned mps_threads;             /* MPS: active thread percentage 1..100, 0: unset */
 };
 
-/* One claim in <dir>/claims.json. A claim is live while its owner (the
+/* One claim in the ledger, <dir>/claims/<uid>.json: each user's claims in
+ * a file of their own (in a shared directory nobody can replace another's
+ * file), all read by every claimer under one lock. A claim is live while its owner (the
  * runner) or its job process lives; pids are paired with their start time
  * so a recycled pid does not keep a dead claim alive. */
 struct gs_jobs_claim {
@@ -69,6 +71,9 @@ struct gs_jobs_claim {
   char profile[GS_GEOM_NAME_SIZE];      /* "1g.5gb", or "gpu" for a whole-GPU share */
   unsigned memory_mib;                  /* the slice's memory (the GPU's for shares) */
   bool created;                         /* the claimer created the GI; release destroys it */
+  bool by_uuid;                         /* named by its UUID alone (serve's workers): gpu,
+                                           gi, ci unknown (0) */
+  unsigned uid;                         /* who holds it: its ledger file's owner (kernel) */
   int owner_pid, job_pid;
   uint64_t owner_start, job_start;      /* /proc/<pid>/stat start times */
   double since;                         /* epoch seconds */
@@ -91,6 +96,13 @@ int gs_jobs_claim(struct gs_err *err, struct gs_backend *b, const char *dir,
  * saying why not and what to ask instead: an unknown profile, more memory
  * than any MIG profile (or, for MPS, than the GPU) has, no such GPU. */
 int gs_jobs_check(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_request *req);
+/* Claims the MIG device `uuid` as it is named (serve's workers run on the
+ * devices they were given), with no backend: GS_E_IN_USE naming the holder
+ * when a live claim of another owner holds it; claims of the same owner
+ * (pid and start time: one serve's replicas) share it. */
+int gs_jobs_claim_device(struct gs_err *err, const char *dir, const char *uuid,
+                         const char *profile, const char *job, const char *user, pid_t owner,
+                         struct gs_jobs_claim *out);
 /* Records the job process of a claim (and, on emulated GPUs, adds it as an
  * emulated process on the slice, so `gi destroy` sees it busy). */
 int gs_jobs_claim_started(struct gs_err *err, struct gs_backend *b, const char *dir,
@@ -119,12 +131,33 @@ char **gs_jobs_env(const struct gs_jobs_claim *c, const struct gs_jobs_request *
                    const char *dir);
 void gs_jobs_strv_free(char **v);
 
+/* ---- tracking every process a job starts ---- */
+
+enum gs_jobs_track_how { GS_JOBS_TRACK_NONE, GS_JOBS_TRACK_CGROUP, GS_JOBS_TRACK_SUBREAPER };
+struct gs_jobs_track {
+  enum gs_jobs_track_how how;
+  char cgroup[PATH_MAX];   /* CGROUP: the job's own cgroup v2 directory */
+};
+/* Makes the caller a child subreaper and, where the machine allows it, a
+ * cgroup v2 for the job (GPUSLICE_JOB_TRACKING: auto (default), cgroup:
+ * fail without one, subreaper: never make one). Call before spawning the
+ * job with t. */
+int gs_jobs_track_begin(struct gs_err *err, const char *job, struct gs_jobs_track *t);
+/* After the job's own process has been waited for: every process it left
+ * gets SIGTERM, SIGKILL after grace_ms, and is gone when this returns;
+ * *killed is how many there were. Removes the cgroup. */
+int gs_jobs_track_end(struct gs_err *err, struct gs_jobs_track *t, unsigned grace_ms,
+                      unsigned *killed);
+/* "cgroup", "subreaper" or "none". */
+const char *gs_jobs_track_name(const struct gs_jobs_track *t);
+
 /* Starts argv with envp (no shell; PATH searched): stdin from stdin_fd (-1:
  * inherited, or /dev/null with a log), stdout and stderr inherited or
- * appended to log_path; killed with SIGKILL if its parent dies. A command
- * that cannot be executed is GS_E_NOT_FOUND naming it. */
+ * appended to log_path (created, never an existing file or a link);
+ * killed with SIGKILL if its parent dies; in track's cgroup (NULL: not
+ * tracked). A command that cannot be executed is GS_E_NOT_FOUND naming it. */
 int gs_jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp, const char *log_path,
-                  int stdin_fd, pid_t *pid);
+                  int stdin_fd, const struct gs_jobs_track *track, pid_t *pid);
 /* Waits for pid; *status is the exit code, or 128 + signal. *sig the signal or 0. */
 int gs_jobs_wait(struct gs_err *err, pid_t pid, int *status, int *sig);
 
@@ -154,7 +187,12 @@ struct gs_jobs_job {
   char slice_uuid[GS_BACKEND_UUID_SIZE], slice_profile[GS_GEOM_NAME_SIZE];
   int shepherd_pid, job_pid;
   uint64_t shepherd_start;
+  unsigned leftovers;                 /* processes it left behind, ended after it */
+  char tracking[16];                  /* how they were found: "cgroup", "subreaper" */
   char reason[GS_ERR_MSG_SIZE];       /* LOST, REFUSED, or a failed start: why */
+  /* From the kernel, not the file's text: its owner (who the job runs as),
+   * group and permission bits. */
+  unsigned owner, owner_gid, file_mode;
 };
 
 /* Frees a job's strings; free(NULL) safe. */
@@ -162,16 +200,32 @@ void gs_jobs_job_clear(struct gs_jobs_job *job);
 void gs_jobs_list_free(struct gs_jobs_job *jobs, unsigned n);
 /* Writes a new QUEUED job file (id assigned) atomically. */
 int gs_jobs_submit(struct gs_err *err, const char *dir, struct gs_jobs_job *job);
-/* Every job, in id order. The caller frees *out. A corrupt job file is
- * GS_E_CORRUPT_STATE naming it. */
-int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, unsigned *n);
+/* Told of a job file gs_jobs_list leaves out: why->code is
+ * GS_E_NO_PERMISSION for another user's private job, GS_E_CORRUPT_STATE
+ * (or GS_E_IO) for a file that is not a job (why->msg names it and says
+ * why). `name` is the file's name in queue/. */
+typedef void gs_jobs_note_fn(void *arg, const char *name, const struct gs_err *why);
+/* Every job the caller may read, in id order; files it cannot read or that
+ * are not valid jobs are left out and told to note (may be NULL), so one
+ * bad file never hides the others. A job's id must be its file's name
+ * (j000042.json holds "j000042"). For a job of a user other than root,
+ * `user` is that account's name (the file's text is only a label). The
+ * caller frees *out. */
+int gs_jobs_list(struct gs_err *err, const char *dir, gs_jobs_note_fn *note, void *arg,
+                 struct gs_jobs_job **out, unsigned *n);
+/* Moves queue/<name> aside to queue/bad/ (as <name>, or <name>.1 to .9 when
+ * taken); its new path into moved. */
+int gs_jobs_set_aside(struct gs_err *err, const char *dir, const char *name, char moved[PATH_MAX]);
+/* True for a job id: "j" and 6 to 8 digits. */
+bool gs_jobs_id_valid(const char *id);
 /* Parses one job file's text (exposed for the fuzzer and tests). */
 int gs_jobs_job_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
                       struct gs_jobs_job *out);
 /* Cancels job id: a queued one becomes CANCELLED (it never starts, even if
  * the queue is starting it now); a running one is sent SIGTERM (its
  * shepherd then records how it ended). *was tells which state it had.
- * GS_E_NOT_FOUND for no such job; GS_E_USAGE if it already ended. */
+ * Only root cancels other users' jobs (GS_E_NO_PERMISSION). GS_E_NOT_FOUND
+ * for no such job or not an id; GS_E_USAGE if it already ended. */
 int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_jobs_state *was);
 /* The job's output file: <dir>/queue/<id>.log. */
 void gs_jobs_log_path(const char *dir, const char *id, char out[PATH_MAX]);
@@ -181,6 +235,7 @@ struct gs_jobs_queue_opts {
   unsigned max_per_user;               /* running jobs per user; 0: no limit */
   unsigned max_running;                /* running jobs in all; 0: no limit */
   unsigned poll_ms;                    /* between passes; 0: 200 */
+  unsigned grace_ms;                   /* a job's leftovers: SIGTERM to SIGKILL; 0: 5000 */
   bool until_empty;                    /* return once nothing is queued or running */
   volatile int *stop;                  /* set by a signal handler: return */
   /* Told of each start and each job found lost (may be NULL). */

@@ -107,7 +107,7 @@ static int control(struct gs_err *err, const struct gs_jobs_mps *m, const char *
     gs_jobs_strv_free(envp);
     return gs_err_set(err, GS_E_IO, "cannot create a pipe: %s", strerror(errno));
   }
-  rc = gs_jobs_spawn(err, argv, envp, NULL, in[0], &pid);
+  rc = gs_jobs_spawn(err, argv, envp, NULL, in[0], NULL, &pid);
   gs_jobs_strv_free(envp);
   close(in[0]);
   if (rc == 0 && input)

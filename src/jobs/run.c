@@ -123,40 +123,60 @@ fail:
   return NULL;
 }
 
-/* In the child: dies with its parent, default signals, output to log. */
-static void child_setup(pid_t parent, const char *log_path, int in, int report)
+/* In the child, before exec: default signals, the job's cgroup and
+ * session, the account it runs as, then (as that account) its output; it
+ * dies with its parent. An errno goes to report and the child exits. */
+static void child_setup(pid_t parent, const struct gs__jobs_spawn *o, int report)
 {
   sigset_t none;
-  int fd;
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) /* the parent died before prctl took effect */
-    _exit(127);
+  int fd, e = 0;
   for (int s = 1; s < NSIG; s++)
     if (s != SIGKILL && s != SIGSTOP)
       signal(s, SIG_DFL);
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (in >= 0)
-    dup2(in, 0);
-  if (log_path) {
-    if (in < 0 && (fd = open("/dev/null", O_RDONLY)) >= 0 && fd != 0) {
-      dup2(fd, 0);
-      close(fd);
-    }
-    if ((fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0) {
-      int e = errno;
-      (void)!write(report, &e, sizeof(e));
-      _exit(127);
+  if ((e = gs__jobs_track_join(o->track)) != 0 || (o->new_session && setsid() < 0 && (e = errno)))
+    goto fail;
+  if (o->stdin_fd >= 0)
+    dup2(o->stdin_fd, 0);
+  else if (o->log_path && (fd = open("/dev/null", O_RDONLY)) >= 0 && fd != 0) {
+    dup2(fd, 0);
+    close(fd);
+  }
+  if (o->as && ((e = gs__jobs_become(o->as)) != 0 || (chdir(o->as->home) != 0 && chdir("/") != 0)))
+    goto fail;
+  /* After the identity change, which clears it; then the race with the
+   * parent's death is checked. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(127);
+  if (o->log_path) {
+    /* Created by the job's own user, never through a link or over a file
+     * someone left there. */
+    if ((fd = open(o->log_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND, 0600)) < 0) {
+      e = errno;
+      goto fail;
     }
     dup2(fd, 1);
     dup2(fd, 2);
     if (fd > 2)
       close(fd);
   }
+  return;
+fail:
+  (void)!write(report, &e, sizeof(e));
+  _exit(127);
 }
 
 int gs_jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp, const char *log_path,
-                  int stdin_fd, pid_t *pid)
+                  int stdin_fd, const struct gs_jobs_track *track, pid_t *pid)
+{
+  struct gs__jobs_spawn o = {.log_path = log_path, .stdin_fd = stdin_fd, .track = track};
+  return gs__jobs_spawn(err, argv, envp, &o, pid);
+}
+
+int gs__jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp,
+                   const struct gs__jobs_spawn *o, pid_t *pid)
 {
   pid_t parent = getpid(), p;
   int fds[2], e = 0;
@@ -174,7 +194,7 @@ int gs_jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp, cons
   }
   if (p == 0) {
     close(fds[0]);
-    child_setup(parent, log_path, stdin_fd, fds[1]);
+    child_setup(parent, o, fds[1]);
     execvpe(argv[0], argv, envp);
     e = errno;
     (void)!write(fds[1], &e, sizeof(e));
@@ -187,8 +207,10 @@ int gs_jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp, cons
   close(fds[0]);
   if (n == (ssize_t)sizeof(e)) {
     waitpid(p, NULL, 0);
-    return gs_err_set(err, GS_E_NOT_FOUND, "cannot run %s: %s%s%s", argv[0], strerror(e),
-                      log_path ? "; its output was to go to " : "", log_path ? log_path : "");
+    return gs_err_set(err, GS_E_NOT_FOUND, "cannot run %s%s%s: %s%s%s", argv[0],
+                      o->as ? " as " : "", o->as ? o->as->name : "", strerror(e),
+                      o->log_path ? "; its output was to go to " : "",
+                      o->log_path ? o->log_path : "");
   }
   *pid = p;
   return 0;

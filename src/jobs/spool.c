@@ -1,10 +1,9 @@
-/* spool.c: the job queue as a spool directory, <dir>/queue/<id>.json, one
- * file per job replaced atomically under <dir>/queue.lock. `gpuslice queue
- * submit` writes QUEUED files; the queue (`gpuslice queue run`) starts them
- * in fair order, each under a shepherd process that outlives the queue and
- * records RUNNING, then DONE with the exit status. A job is started at most
- * once: its claim names it before its shepherd runs, and a RUNNING job whose
- * shepherd died is marked LOST, never rerun. */
+/* spool.c: the job queue's files: <dir>/queue/<id>.json, one per job,
+ * owned by its submitter (that owner, from the kernel, is who the job runs
+ * as) and replaced atomically under <dir>/queue.lock, always as that owner,
+ * mode 0600. Parsing, listing (a bad file is told, never fatal), moving bad
+ * files aside to queue/bad/, submitting and cancelling. The queue that runs
+ * them is queue.c. */
 #include "jobs/internal.h"
 
 #include <dirent.h>
@@ -14,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define JOB_FORMAT "gpuslice-job"
@@ -81,6 +78,26 @@ static int parse_argv(struct gs_err *err, const char *origin, json_t *arr, struc
   return 0;
 }
 
+bool gs_jobs_id_valid(const char *id)
+{
+  size_t n = id ? strlen(id) : 0;
+  return n >= 7 && n <= 9 && id[0] == 'j' && strspn(id + 1, "0123456789") == n - 1;
+}
+
+/* Fields newer than the format's first files: absent means none. */
+static int optional_fields(struct gs_err *err, const char *o, json_t *r, struct gs_jobs_job *j)
+{
+  uint64_t left = 0;
+  int rc = 0;
+  if (json_object_get(r, "leftovers") &&
+      (rc = gs__jobs_get_uint(err, o, "", r, "leftovers", UINT32_MAX, &left)) != 0)
+    return rc;
+  if (json_object_get(r, "tracking"))
+    rc = gs__jobs_get_str(err, o, "", r, "tracking", j->tracking, sizeof(j->tracking));
+  j->leftovers = (unsigned)left;
+  return rc;
+}
+
 static int parse_fields(struct gs_err *err, const char *o, json_t *r, struct gs_jobs_job *j)
 {
   char mode[16], state[16];
@@ -110,6 +127,10 @@ static int parse_fields(struct gs_err *err, const char *o, json_t *r, struct gs_
       (rc = gs__jobs_get_uint(err, o, "", r, "shepherd_start", UINT64_MAX >> 1, &sst)) ||
       (rc = gs__jobs_get_int(err, o, "", r, "job_pid", 0, INT32_MAX, &jp)) ||
       (rc = gs__jobs_get_str(err, o, "", r, "reason", j->reason, sizeof(j->reason))))
+    return rc;
+  if (!gs_jobs_id_valid(j->id))
+    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: id: expected j and 6 to 8 digits", o);
+  if ((rc = optional_fields(err, o, r, j)) != 0)
     return rc;
   if (gs_jobs_mode_parse(mode, &j->req.mode) != 0)
     return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: mode: expected mig, timeslice or mps", o);
@@ -147,7 +168,7 @@ static json_t *job_json(const struct gs_jobs_job *j)
   for (unsigned i = 0; i < j->argc; i++)
     json_array_append_new(argv, json_string(j->argv[i]));
   return json_pack("{s:s, s:i, s:s, s:s, s:I, s:s, s:s, s:I, s:b, s:i, s:i, s:o, s:s, s:f, s:f, "
-                   "s:f, s:i, s:i, s:i, s:s, s:s, s:i, s:I, s:i, s:s}",
+                   "s:f, s:i, s:i, s:i, s:s, s:s, s:i, s:I, s:i, s:I, s:s, s:s}",
                    "format", JOB_FORMAT, "version", 1, "id", j->id, "user", j->user, "uid",
                    (json_int_t)j->uid, "mode", gs_jobs_mode_name(j->req.mode), "profile",
                    j->req.profile, "memory_mib", (json_int_t)j->req.memory_mib, "create",
@@ -157,28 +178,67 @@ static json_t *job_json(const struct gs_jobs_job *j)
                    "signal", j->signal, "slice_gpu", (int)j->gpu, "slice_uuid", j->slice_uuid,
                    "slice_profile", j->slice_profile, "shepherd_pid", j->shepherd_pid,
                    "shepherd_start", (json_int_t)j->shepherd_start, "job_pid", j->job_pid,
+                   "leftovers", (json_int_t)j->leftovers, "tracking", j->tracking,
                    "reason", j->reason);
 }
 
-static int write_job(struct gs_err *err, const char *dir, const struct gs_jobs_job *j)
+/* Writes j as its file's owner (mode 0600): root's runner must neither take
+ * the file over (its owner is the job's identity) nor write where the user
+ * could not. A new job (owner unknown) is the caller's. */
+static int write_job(struct gs_err *err, const char *dir, const struct gs_jobs_job *j, bool fresh)
 {
   char path[PATH_MAX];
+  struct gs__jobs_fs saved;
+  unsigned uid = fresh ? (unsigned)geteuid() : j->owner;
   int rc = job_file(err, dir, j->id, ".json", path);
-  return rc ? rc : gs__jobs_save_json(err, path, job_json(j));
+  if (rc)
+    return rc;
+  if (uid != (unsigned)geteuid() && geteuid() != 0)
+    return gs_err_set(err, GS_E_NO_PERMISSION, "job %s is uid %u's; only root changes other "
+                      "users' jobs", j->id, uid);
+  gs__jobs_fs_as(uid, fresh ? (unsigned)getegid() : j->owner_gid, &saved);
+  if (!gs__jobs_fs_is(uid))
+    rc = gs_err_set(err, GS_E_NO_PERMISSION, "%s: cannot act as its owner, uid %u", path, uid);
+  else
+    rc = gs__jobs_save_json(err, path, job_json(j));
+  gs__jobs_fs_restore(&saved);
+  return rc;
 }
 
-static int read_job(struct gs_err *err, const char *path, struct gs_jobs_job *j)
+/* Reads the job file queue/<name> through one descriptor: its owner and
+ * mode from fstat, its text from the same open file. */
+static int read_job(struct gs_err *err, const char *dir, const char *name, struct gs_jobs_job *j)
 {
-  char *text;
+  char path[PATH_MAX], *text;
+  struct stat st;
   size_t len;
-  int rc = gs_file_read(err, path, 1u << 20, &text, &len);
+  int fd, rc;
+  memset(j, 0, sizeof(*j));
+  if ((rc = job_file(err, dir, name, "", path)) != 0 ||
+      (rc = gs__jobs_open_regular(err, path, &fd, &st)) != 0)
+    return rc;
+  rc = gs__jobs_read_fd(err, path, fd, 1u << 20, &text, &len);
+  close(fd);
   if (rc)
     return rc;
   rc = gs_jobs_job_parse(err, path, text, len, j);
   free(text);
-  if (rc == GS_E_CORRUPT_STATE)
-    gs_err_set(err, rc, "%s; move the file out of the queue", err ? err->msg : "");
-  return rc;
+  if (rc == 0 && (strncmp(name, j->id, strlen(j->id)) != 0 || strcmp(name + strlen(j->id), ".json")))
+    rc = gs_err_set(err, GS_E_CORRUPT_STATE, "%s: its id %s is not its file name", path, j->id);
+  if (rc) {
+    gs_jobs_job_clear(j);
+    return rc;
+  }
+  j->owner = (unsigned)st.st_uid, j->owner_gid = (unsigned)st.st_gid;
+  j->file_mode = (unsigned)(st.st_mode & 07777);
+  if (j->owner != 0) { /* the account is the user; the text is only a label */
+    struct gs__jobs_account a;
+    if (gs__jobs_account(NULL, j->owner, &a) == 0)
+      snprintf(j->user, sizeof(j->user), "%s", a.name);
+    else
+      snprintf(j->user, sizeof(j->user), "uid%u", j->owner);
+  }
+  return 0;
 }
 
 static int lock_queue(struct gs_err *err, const char *dir, struct gs_file_lock *l)
@@ -188,21 +248,19 @@ static int lock_queue(struct gs_err *err, const char *dir, struct gs_file_lock *
   return rc ? rc : gs_file_lock(err, path, 1, l);
 }
 
-/* Rereads job `id` under the queue lock, lets fn change it (fn returns false
- * to leave it as it is), and writes it back. */
-static int edit_job(struct gs_err *err, const char *dir, const char *id,
-                    bool (*fn)(struct gs_jobs_job *j, void *arg), void *arg)
+int gs__jobs_edit(struct gs_err *err, const char *dir, const char *id,
+                  bool (*fn)(struct gs_jobs_job *j, void *arg), void *arg)
 {
   struct gs_file_lock lock = {-1};
   struct gs_jobs_job *j = calloc(1, sizeof(*j));
-  char path[PATH_MAX];
+  char name[PATH_MAX];
   int rc;
   if (!j)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory editing job %s", id);
-  if ((rc = job_file(err, dir, id, ".json", path)) == 0 &&
+  if ((rc = job_file(err, dir, id, ".json", name)) == 0 &&
       (rc = lock_queue(err, dir, &lock)) == 0) {
-    if ((rc = read_job(err, path, j)) == 0 && fn(j, arg))
-      rc = write_job(err, dir, j);
+    if ((rc = read_job(err, dir, strrchr(name, '/') + 1, j)) == 0 && fn(j, arg))
+      rc = write_job(err, dir, j, false);
     gs_file_unlock(&lock);
   }
   gs_jobs_job_clear(j);
@@ -241,9 +299,28 @@ static int grow(struct gs_err *err, struct gs_jobs_job **jobs, unsigned *cap, co
   return 0;
 }
 
-int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, unsigned *n)
+/* Reads queue/<name> into *j for the listing: 1 read, 0 gone or left out
+ * (told to note), <0 an error that stops the listing. */
+static int list_one(struct gs_err *err, const char *dir, const char *name, gs_jobs_note_fn *note,
+                    void *arg, struct gs_jobs_job *j)
 {
-  char qdir[PATH_MAX], path[PATH_MAX];
+  struct gs_err why = {0};
+  int rc = read_job(&why, dir, name, j);
+  if (rc == 0)
+    return 1;
+  if (rc == GS_E_NOT_FOUND) /* removed since the listing: not ours to report */
+    return 0;
+  if (rc == GS_E_NO_MEMORY)
+    return gs_err_set(err, rc, "%s", why.msg);
+  if (note)
+    note(arg, name, &why);
+  return 0;
+}
+
+int gs_jobs_list(struct gs_err *err, const char *dir, gs_jobs_note_fn *note, void *arg,
+                 struct gs_jobs_job **out, unsigned *n)
+{
+  char qdir[PATH_MAX];
   struct gs_jobs_job *jobs = NULL;
   struct dirent *d;
   unsigned k = 0, cap = 0;
@@ -256,19 +333,16 @@ int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, 
   if (!(dp = opendir(qdir)))
     return errno == ENOENT ? 0
                            : gs_err_set(err, GS_E_IO, "%s: cannot list: %s", qdir, strerror(errno));
-  while (rc == 0 && (d = readdir(dp)) != NULL) {
+  while (rc >= 0 && (d = readdir(dp)) != NULL) {
     if (!is_job_name(d->d_name))
       continue;
     if (k == cap && (rc = grow(err, &jobs, &cap, qdir)) != 0)
       break;
-    if ((rc = gs__jobs_path(err, path, qdir, d->d_name)) == 0 &&
-        (rc = read_job(err, path, &jobs[k])) == 0)
+    if ((rc = list_one(err, dir, d->d_name, note, arg, &jobs[k])) > 0)
       k++;
-    if (rc == GS_E_NOT_FOUND) /* removed since the listing: not ours to report */
-      rc = 0;
   }
   closedir(dp);
-  if (rc) {
+  if (rc < 0) {
     gs_jobs_list_free(jobs, k);
     return rc;
   }
@@ -277,6 +351,28 @@ int gs_jobs_list(struct gs_err *err, const char *dir, struct gs_jobs_job **out, 
   *out = jobs;
   *n = k;
   return 0;
+}
+
+int gs_jobs_set_aside(struct gs_err *err, const char *dir, const char *name, char moved[PATH_MAX])
+{
+  char qdir[PATH_MAX], from[PATH_MAX], bad[PATH_MAX];
+  int rc = gs__jobs_path(err, qdir, dir, "queue"), e = 0;
+  if (rc || (rc = gs__jobs_path(err, bad, dir, "queue/bad")) != 0 ||
+      (rc = gs__jobs_path(err, from, qdir, name)) != 0)
+    return rc;
+  for (unsigned k = 0; k < 10; k++) {
+    int n = k ? snprintf(moved, PATH_MAX, "%s/%s.%u", bad, name, k)
+              : snprintf(moved, PATH_MAX, "%s/%s", bad, name);
+    if (n < 0 || n >= PATH_MAX)
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", bad);
+    /* Never over another file: what is in bad/ stays for whoever looks. */
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, moved, RENAME_NOREPLACE) == 0)
+      return 0;
+    if ((e = errno) != EEXIST)
+      break;
+  }
+  return gs_err_set(err, e == EPERM || e == EACCES ? GS_E_NO_PERMISSION : GS_E_IO,
+                    "cannot move %s to %s/: %s", from, bad, strerror(e));
 }
 
 /* The next id: one past the highest file name, so a crash never reuses one. */
@@ -312,7 +408,7 @@ int gs_jobs_submit(struct gs_err *err, const char *dir, struct gs_jobs_job *job)
   if ((rc = next_id(err, dir, job->id)) == 0) {
     job->state = GS_JOBS_QUEUED;
     job->submitted = gs__jobs_now();
-    rc = write_job(err, dir, job);
+    rc = write_job(err, dir, job, true);
   }
   gs_file_unlock(&lock);
   return rc;
@@ -329,7 +425,7 @@ static bool mark_cancelled(struct gs_jobs_job *j, void *arg)
 {
   struct cancel_args *a = arg;
   a->was = j->state;
-  a->shepherd = gs__jobs_alive(j->shepherd_pid, j->shepherd_start) ? j->shepherd_pid : 0;
+  a->shepherd = j->shepherd_start && gs__jobs_alive(j->shepherd_pid, j->shepherd_start) ? j->shepherd_pid : 0;
   a->job = j->job_pid;
   if (j->state != GS_JOBS_QUEUED)
     return false;
@@ -354,11 +450,14 @@ int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_
 {
   struct cancel_args a = {0};
   int rc;
-  if (strlen(id) >= GS_JOBS_ID_SIZE || strchr(id, '/'))
-    return gs_err_set(err, GS_E_NOT_FOUND, "no job %.40s (`gpuslice jobs` lists them)", id);
-  rc = edit_job(err, dir, id, mark_cancelled, &a);
+  if (!gs_jobs_id_valid(id))
+    return gs_err_set(err, GS_E_NOT_FOUND, "'%.40s' is not a job id (j and 6 to 8 digits, as "
+                      "`gpuslice jobs` lists them)", id);
+  rc = gs__jobs_edit(err, dir, id, mark_cancelled, &a);
   if (rc == GS_E_NOT_FOUND)
     return gs_err_set(err, rc, "no job %s (`gpuslice jobs` lists them)", id);
+  if (rc == GS_E_NO_PERMISSION)
+    return gs_err_set(err, rc, "job %s is another user's; you can cancel only your own", id);
   if (rc)
     return rc;
   *was = a.was;
@@ -373,386 +472,3 @@ int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_
   return 0;
 }
 
-/* ---- the shepherd: one per started job, outliving the queue ---- */
-
-struct running_args {
-  const struct gs_jobs_claim *c;
-  int pid;
-  uint64_t start;
-  bool moved;    /* the job was QUEUED and is now ours */
-};
-
-static bool mark_running(struct gs_jobs_job *j, void *arg)
-{
-  struct running_args *a = arg;
-  if (j->state != GS_JOBS_QUEUED)
-    return false;
-  a->moved = true;
-  j->state = GS_JOBS_RUNNING;
-  j->started = gs__jobs_now();
-  j->gpu = a->c->gpu;
-  snprintf(j->slice_uuid, sizeof(j->slice_uuid), "%s", a->c->uuid);
-  snprintf(j->slice_profile, sizeof(j->slice_profile), "%s", a->c->profile);
-  j->shepherd_pid = a->pid;
-  j->shepherd_start = a->start;
-  return true;
-}
-
-static bool mark_pid(struct gs_jobs_job *j, void *arg)
-{
-  j->job_pid = *(const int *)arg;
-  return true;
-}
-
-struct done_args {
-  int status, sig;
-  const char *reason;
-};
-
-static bool mark_done(struct gs_jobs_job *j, void *arg)
-{
-  const struct done_args *a = arg;
-  j->state = GS_JOBS_DONE;
-  j->ended = gs__jobs_now();
-  j->exit_status = a->status;
-  j->signal = a->sig;
-  snprintf(j->reason, sizeof(j->reason), "%s", a->reason ? a->reason : "");
-  return true;
-}
-
-/* Runs job j on claim c; its exit status goes to the job file. */
-static int shepherd(const struct gs_backend_config *cfg, const char *dir, struct gs_jobs_job *j,
-                    struct gs_jobs_claim *c)
-{
-  struct running_args ra = {c, (int)getpid(), gs__jobs_proc_start((int)getpid()), false};
-  struct done_args da = {127, 0, NULL};
-  struct gs_backend *b = NULL;
-  struct gs_err err = {0};
-  char log[PATH_MAX], **env = NULL;
-  pid_t pid = 0;
-  int rc;
-  if ((rc = gs_backend_open(&err, cfg, &b)) != 0 ||
-      (rc = edit_job(&err, dir, j->id, mark_running, &ra)) != 0)
-    goto out;
-  if (!ra.moved) { /* started before, or no longer queued: never run a job twice */
-    gs_jobs_release(NULL, b, dir, c);
-    gs_backend_close(b);
-    return 1;
-  }
-  gs_jobs_log_path(dir, j->id, log);
-  if (!(env = gs_jobs_env(c, &j->req, dir))) {
-    rc = gs_err_set(&err, GS_E_NO_MEMORY, "out of memory building the environment");
-    goto out;
-  }
-  if (c->mode == GS_JOBS_MPS) {
-    struct gs_jobs_mps m;
-    if ((rc = gs_jobs_mps_start(&err, b, dir, c->gpu, c->uuid, &m)) != 0)
-      goto out;
-  }
-  if ((rc = gs_jobs_spawn(&err, j->argv, env, log, -1, &pid)) != 0)
-    goto out;
-  edit_job(NULL, dir, j->id, mark_pid, &(int){(int)pid});
-  gs_jobs_claim_started(NULL, b, dir, c, pid);
-  rc = gs_jobs_wait(&err, pid, &da.status, &da.sig);
-out:
-  gs_jobs_strv_free(env);
-  if (rc)
-    da.reason = err.msg;
-  /* DONE before the release: the queue must never see the slice free while
-   * the job still counts as running, or that user would be served twice. */
-  edit_job(NULL, dir, j->id, mark_done, &da);
-  if (b)
-    gs_jobs_release(NULL, b, dir, c);
-  gs_backend_close(b);
-  return rc ? 1 : 0;
-}
-
-/* The queue's own lock, closed in its shepherds so a restarted queue can take it. */
-static int runner_lock_fd = -1;
-
-/* Forks the shepherd of j, hands it the claim, then lets it go. The
- * shepherd waits for the go byte: if the queue dies first, it sees EOF and
- * exits without running anything (the claim then dies with the queue). */
-static int start_shepherd(struct gs_err *err, struct gs_backend *b, const char *dir,
-                          const struct gs_jobs_queue_opts *o, struct gs_jobs_job *j,
-                          struct gs_jobs_claim *c)
-{
-  int go[2], rc;
-  char byte = 1;
-  pid_t pid;
-  if (pipe2(go, O_CLOEXEC) != 0)
-    return gs_err_set(err, GS_E_IO, "cannot create a pipe: %s", strerror(errno));
-  fflush(NULL);
-  if ((pid = fork()) < 0) {
-    close(go[0]);
-    close(go[1]);
-    return gs_err_set(err, GS_E_IO, "cannot fork a shepherd: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    ssize_t n;
-    close(go[1]);
-    if (runner_lock_fd >= 0) /* the lock is the queue's, not its shepherds' */
-      close(runner_lock_fd);
-    setsid(); /* the queue's terminal and signals are not the job's */
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    do
-      n = read(go[0], &byte, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1)
-      _exit(0);
-    /* The queue adopted the claim for us after the fork: match its record. */
-    c->owner_pid = (int)getpid();
-    c->owner_start = gs__jobs_proc_start(c->owner_pid);
-    _exit(shepherd(o->cfg, dir, j, c));
-  }
-  close(go[0]);
-  rc = gs_jobs_claim_adopt(err, dir, c, pid);
-  if (rc == 0 && write(go[1], &byte, 1) != 1)
-    rc = gs_err_set(err, GS_E_IO, "cannot start the shepherd of job %s", j->id);
-  close(go[1]);
-  if (rc)
-    gs_jobs_release(NULL, b, dir, c);
-  return rc;
-}
-
-/* ---- the scheduling pass ---- */
-
-struct user {
-  char name[GS_JOBS_USER_SIZE];
-  unsigned running;
-  double last_start;
-  int next;         /* index of the user's oldest queued job, -1: none */
-  bool blocked;     /* no slice for its next job in this pass */
-};
-
-static struct user *user_of(struct user *u, unsigned *nu, const char *name)
-{
-  for (unsigned i = 0; i < *nu; i++)
-    if (strcmp(u[i].name, name) == 0)
-      return &u[i];
-  snprintf(u[*nu].name, sizeof(u[*nu].name), "%s", name);
-  u[*nu].next = -1;
-  return &u[(*nu)++];
-}
-
-static bool has_claim(const struct gs_jobs_claim *c, unsigned nc, const char *job)
-{
-  for (unsigned i = 0; i < nc; i++)
-    if (strcmp(c[i].job, job) == 0)
-      return true;
-  return false;
-}
-
-static bool mark_lost(struct gs_jobs_job *j, void *arg)
-{
-  (void)arg;
-  if (j->state != GS_JOBS_RUNNING || gs__jobs_alive(j->shepherd_pid, j->shepherd_start))
-    return false;
-  j->state = GS_JOBS_LOST;
-  j->ended = gs__jobs_now();
-  j->exit_status = -1;
-  snprintf(j->reason, sizeof(j->reason), "its shepherd (pid %d) died while the job ran; it was "
-           "not rerun (resubmit it)", j->shepherd_pid);
-  return true;
-}
-
-static bool mark_refused(struct gs_jobs_job *j, void *arg)
-{
-  if (j->state != GS_JOBS_QUEUED)
-    return false;
-  j->state = GS_JOBS_REFUSED;
-  j->ended = gs__jobs_now();
-  j->exit_status = -1;
-  snprintf(j->reason, sizeof(j->reason), "%s", (const char *)arg);
-  return true;
-}
-
-/* Fills the users' running counts and oldest queued jobs; marks dead
- * shepherds' jobs LOST. Returns the number of jobs queued, running, or
- * holding a claim still. */
-static unsigned tally(const char *dir, const struct gs_jobs_queue_opts *o, struct gs_jobs_job *jobs,
-                      unsigned n, const struct gs_jobs_claim *c, unsigned nc, struct user *u,
-                      unsigned *nu, unsigned *running)
-{
-  unsigned active = 0;
-  for (unsigned i = 0; i < n; i++) {
-    struct gs_jobs_job *j = &jobs[i];
-    struct user *us;
-    if (j->state == GS_JOBS_RUNNING && !gs__jobs_alive(j->shepherd_pid, j->shepherd_start) &&
-        edit_job(NULL, dir, j->id, mark_lost, NULL) == 0 && o->on_event) {
-      j->state = GS_JOBS_LOST;
-      o->on_event(o->arg, j, "lost");
-    }
-    us = user_of(u, nu, j->user);
-    if (j->started > us->last_start)
-      us->last_start = j->started;
-    if (j->state != GS_JOBS_QUEUED && j->state != GS_JOBS_RUNNING) {
-      active += has_claim(c, nc, j->id); /* finished, its slice not yet released */
-      continue;
-    }
-    active++;
-    if (j->state == GS_JOBS_RUNNING || has_claim(c, nc, j->id)) {
-      us->running++; /* a queued job with a live claim is being started by a shepherd */
-      (*running)++;
-    } else if (us->next < 0) {
-      us->next = (int)i;
-    }
-  }
-  return active;
-}
-
-/* The user to serve next: fewest running, then least recently started, then
- * the oldest waiting job. NULL when no user may start anything. */
-static struct user *fairest(struct user *u, unsigned nu, const struct gs_jobs_queue_opts *o)
-{
-  struct user *best = NULL;
-  for (unsigned i = 0; i < nu; i++) {
-    struct user *x = &u[i];
-    if (x->next < 0 || x->blocked || (o->max_per_user && x->running >= o->max_per_user))
-      continue;
-    if (!best || x->running < best->running ||
-        (x->running == best->running &&
-         (x->last_start < best->last_start ||
-          (x->last_start == best->last_start && x->next < best->next))))
-      best = x;
-  }
-  return best;
-}
-
-/* The user's next queued job after index i, or -1. */
-static int next_queued(const struct gs_jobs_job *jobs, unsigned n, const struct gs_jobs_claim *c,
-                       unsigned nc, const char *user, int i)
-{
-  for (unsigned k = (unsigned)i + 1; k < n; k++)
-    if (jobs[k].state == GS_JOBS_QUEUED && strcmp(jobs[k].user, user) == 0 &&
-        !has_claim(c, nc, jobs[k].id))
-      return (int)k;
-  return -1;
-}
-
-static bool same_request(const struct gs_jobs_request *a, const struct gs_jobs_request *b)
-{
-  return a->mode == b->mode && strcmp(a->profile, b->profile) == 0 &&
-         a->memory_mib == b->memory_mib && a->create == b->create && a->gpu == b->gpu;
-}
-
-/* True when a blocked user's waiting job asks for the same as j. */
-static bool waits_behind(const struct gs_jobs_job *jobs, const struct user *u, unsigned nu,
-                         const struct gs_jobs_job *j)
-{
-  for (unsigned i = 0; i < nu; i++)
-    if (u[i].blocked && u[i].next >= 0 && same_request(&jobs[u[i].next].req, &j->req))
-      return true;
-  return false;
-}
-
-static void reap_shepherds(void)
-{
-  while (waitpid(-1, NULL, WNOHANG) > 0)
-    ;
-}
-
-/* Tries to start job j for user us: 1 started, 0 no slice now, <0 error. */
-static int try_start(struct gs_err *err, struct gs_backend *b, const char *dir,
-                     const struct gs_jobs_queue_opts *o, struct gs_jobs_job *j)
-{
-  struct gs_jobs_claim c;
-  struct gs_err e = {0};
-  int rc = gs_jobs_claim(&e, b, dir, &j->req, j->id, j->user, getpid(), &c);
-  if (rc == GS_E_INSUFFICIENT_RESOURCES || rc == GS_E_NOT_FOUND)
-    return 0;
-  if (rc == GS_E_USAGE) {
-    if (edit_job(err, dir, j->id, mark_refused, e.msg) == 0) {
-      j->state = GS_JOBS_REFUSED;
-      snprintf(j->reason, sizeof(j->reason), "%s", e.msg);
-      if (o->on_event)
-        o->on_event(o->arg, j, "refused");
-    }
-    return 0;
-  }
-  if (rc)
-    return gs_err_set(err, rc, "%s", e.msg);
-  if ((rc = start_shepherd(err, b, dir, o, j, &c)) != 0)
-    return rc;
-  j->gpu = c.gpu;
-  snprintf(j->slice_uuid, sizeof(j->slice_uuid), "%s", c.uuid);
-  snprintf(j->slice_profile, sizeof(j->slice_profile), "%s", c.profile);
-  if (o->on_event)
-    o->on_event(o->arg, j, "started");
-  return 1;
-}
-
-int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir,
-                       const struct gs_jobs_queue_opts *o, unsigned *started, unsigned *active)
-{
-  struct gs_jobs_job *jobs = NULL;
-  struct gs_jobs_claim *c = NULL;
-  struct user *u = NULL, *us;
-  unsigned n = 0, nc = 0, nu = 0, running = 0;
-  int rc;
-  *started = *active = 0;
-  reap_shepherds();
-  /* Claims first: only this queue claims for queued jobs, so a job the list
-   * shows QUEUED with no claim in this earlier snapshot was never started. */
-  if ((rc = gs_jobs_claims(err, dir, &c, &nc)) != 0 ||
-      (rc = gs_jobs_list(err, dir, &jobs, &n)) != 0)
-    goto out;
-  if (n && !(u = calloc(n, sizeof(*u)))) {
-    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory scheduling");
-    goto out;
-  }
-  *active = tally(dir, o, jobs, n, c, nc, u, &nu, &running);
-  while ((!o->max_running || running < o->max_running) && (us = fairest(u, nu, o)) != NULL) {
-    struct gs_jobs_job *j = &jobs[us->next];
-    /* A request a fairer user could not get is not given to a later user in
-     * the same pass, even if a slice frees up meanwhile: it waits its turn. */
-    rc = waits_behind(jobs, u, nu, j) ? 0 : try_start(err, b, dir, o, j);
-    if (rc < 0)
-      goto out;
-    if (rc == 0 && j->state == GS_JOBS_QUEUED) {
-      us->blocked = true; /* its oldest job waits for a slice; others' may still fit */
-      continue;
-    }
-    if (rc == 1) {
-      us->running++, running++, (*started)++;
-      us->last_start = gs__jobs_now();
-    }
-    us->next = next_queued(jobs, n, c, nc, us->name, us->next);
-  }
-  rc = 0;
-out:
-  gs_jobs_list_free(jobs, n);
-  free(c);
-  free(u);
-  return rc;
-}
-
-int gs_jobs_queue_run(struct gs_err *err, struct gs_backend *b, const char *dir,
-                      const struct gs_jobs_queue_opts *o)
-{
-  unsigned poll = o->poll_ms ? o->poll_ms : 200;
-  struct gs_file_lock lock = {-1};
-  char path[PATH_MAX];
-  int rc;
-  /* One queue per directory: its passes assume no one else claims for queued jobs. */
-  if ((rc = gs__jobs_path(err, path, dir, "queue-runner")) != 0)
-    return rc;
-  if ((rc = gs_file_lock_wait(err, path, 0, &lock)) != 0)
-    return rc == GS_E_IN_USE ? gs_err_set(err, rc, "another `gpuslice queue run` serves %s; stop "
-                                          "it first (its running jobs carry on)", dir) : rc;
-  runner_lock_fd = lock.fd;
-  for (;;) {
-    unsigned started, active;
-    struct timespec ts = {poll / 1000, (long)(poll % 1000) * 1000000L};
-    if ((rc = gs_jobs_queue_pass(err, b, dir, o, &started, &active)) != 0)
-      break;
-    if ((o->stop && *o->stop) || (o->until_empty && active == 0))
-      break;
-    if (!started)
-      nanosleep(&ts, NULL);
-  }
-  runner_lock_fd = -1;
-  gs_file_unlock(&lock);
-  return rc;
-}

@@ -253,6 +253,8 @@ struct gs_super_config {
    * are replaced in every argument; other braces are left as they are. */
   const char *const *argv;
   const char *log_dir;        /* worker-<w>.log in it, appended; NULL: inherit stdout/stderr */
+  const char *claims_dir;     /* a jobs directory: each worker claims its slot's device there
+                                 while it runs (jobs' ledger); NULL: no claims */
   unsigned port_base;         /* worker w gets base+3w, +1, +2; 0: 18000 */
   bool ephemeral_ports;       /* free ports picked at each start instead (see the race in docs) */
   const char *ready_path;     /* NULL: "/v2/health/ready" */

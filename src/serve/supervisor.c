@@ -4,6 +4,7 @@
  * through a SIGCHLD signalfd and restarted with exponential backoff; stop by
  * SIGTERM then SIGKILL per group. It knows slots, not GPU geometry. */
 #include "serve/serve.h"
+#include "jobs/jobs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,13 +48,15 @@ struct worker {
   bool retired;             /* gs_super_retire: stopped for good, never restarted */
   uint64_t kill_timer;      /* its own grace period's end when retired */
   struct probe probe;
+  bool claimed;             /* holds `claim` on its device in the jobs ledger */
+  struct gs_jobs_claim claim;
 };
 
 struct gs_super {
   struct gs_loop *loop;
   struct gs_super_config cfg; /* pointers below are our own copies */
   char **argv;
-  char *log_dir, *ready_path;
+  char *log_dir, *ready_path, *claims_dir;
   struct worker **workers; /* pointers: a worker's address stays valid as the list grows */
   size_t n, cap;
   int sigfd;                  /* SIGCHLD signalfd, -1 before start */
@@ -180,6 +183,7 @@ int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super
   s->sigfd = -1;
   s->log_dir = dup_or_null(c.log_dir, &nomem);
   s->ready_path = dup_or_null(c.ready_path, &nomem);
+  s->claims_dir = dup_or_null(c.claims_dir, &nomem);
   for (size_t i = 0; i < c.nslots && !nomem; i++)
     nomem = !add_worker(s, &c.slots[i]);
   if (nomem || !copy_argv(s, c.argv)) {
@@ -192,6 +196,7 @@ int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super
   s->cfg.argv = NULL;
   s->cfg.log_dir = s->log_dir;
   s->cfg.ready_path = s->ready_path;
+  s->cfg.claims_dir = s->claims_dir;
   *out = s;
   return 0;
 }
@@ -428,6 +433,31 @@ static int spawn(char **argv, char **envp, int logfd, pid_t *pid)
 static int64_t on_probe_timer(struct gs_loop *loop, uint64_t id, void *data);
 static void enter_backoff(struct worker *w);
 
+/* The device's claim in the jobs ledger, taken at the worker's first start
+ * and kept across restarts, so that `gpuslice run` and the queue never
+ * hand out a slice a worker uses; false (logged) while another holds it. */
+static bool claim_slot(struct worker *w)
+{
+  struct gs_err err = {0};
+  char job[GS_JOBS_ID_SIZE];
+  if (!w->s->claims_dir || w->claimed)
+    return true;
+  snprintf(job, sizeof(job), "serve-%d/w%zu", (int)getpid(), w->w);
+  if (gs_jobs_claim_device(&err, w->s->claims_dir, w->uuid, w->profile, job, "serve", getpid(),
+                           &w->claim) != 0) {
+    log_line(w, "not started: %s", err.msg);
+    return false;
+  }
+  return w->claimed = true;
+}
+
+static void release_slot(struct worker *w)
+{
+  if (w->claimed)
+    gs_jobs_release(NULL, NULL, w->s->claims_dir, &w->claim);
+  w->claimed = false;
+}
+
 /* Starts worker w's process: STARTING with probes armed, or BACKOFF if it
  * could not be spawned (spawn_errno says why). */
 static void start_worker(struct worker *w)
@@ -435,6 +465,10 @@ static void start_worker(struct worker *w)
   char **argv = NULL, **envp = NULL;
   int logfd, rc;
   pid_t pid = 0;
+  if (!claim_slot(w)) { /* another job holds the device: try again later */
+    enter_backoff(w);
+    return;
+  }
   if (!(rc = assign_ports(w)) && (!(argv = build_argv(w)) || !(envp = build_env(w))))
     rc = ENOMEM;
   logfd = open_log(w);
@@ -645,6 +679,7 @@ static void worker_exited(struct worker *w, int status)
     enter_backoff(w);
     return;
   }
+  release_slot(w);
   set_state(w, GS_SUPER_STOPPED);
   if (all_stopped(s))
     cancel_timer(s, &s->kill_timer);
@@ -819,6 +854,7 @@ static void free_worker(struct gs_super *s, struct worker *w)
   cancel_timer(s, &w->probe_timer);
   cancel_timer(s, &w->kill_timer);
   probe_end(w);
+  release_slot(w);
   free(w->uuid);
   free(w->profile);
   free(w);
@@ -839,5 +875,6 @@ void gs_super_free(struct gs_super *s)
   free(s->workers);
   free(s->log_dir);
   free(s->ready_path);
+  free(s->claims_dir);
   free(s);
 }

@@ -30,6 +30,7 @@ static int setup(void **state)
 {
   struct fx *f = calloc(1, sizeof(*f));
   struct gs_backend_config cfg = {.kind = "emu", .emulate = "a100-40gb"};
+  char dir[PATH_MAX]; /* not f->jobs itself: gs_jobs_dir's override and out must not overlap */
   int act;
   if (!f || gs_test_mkdtemp("jobs-claims", f->dir) != 0)
     return -1;
@@ -39,7 +40,7 @@ static int setup(void **state)
   if (gs_emu_reset_state(&f->err, f->state, "a100-40gb") != 0 ||
       gs_backend_open(&f->err, &cfg, &f->b) != 0 ||
       f->b->ops->set_mig_mode(f->b, &f->err, 0, true, &act) != 0 ||
-      gs_jobs_dir(&f->err, f->b, f->jobs, f->jobs) != 0)
+      gs_jobs_dir(&f->err, f->b, f->jobs, dir) != 0 || strcmp(dir, f->jobs) != 0)
     return -1;
   *state = f;
   return 0;

@@ -69,7 +69,7 @@ echo "$env" | grep -qx "CUDA_VISIBLE_DEVICES=$mig" && echo "$env" | grep -qx "CU
   ok || fail "an MPS client in the MIG device: $env"
 "$GS_BIN" -q run --mode mps --profile 3g.20gb -- sleep 30 &
 c1=$!
-holds() { python3 -c 'import json,sys; sys.exit(0 if any(c["owner_pid"]==int(sys.argv[2]) for c in json.load(open(sys.argv[1]))["claims"]) else 1)' "$root/emu.json.jobs/claims.json" "$1" 2>/dev/null; }
+holds() { python3 -c 'import json,sys; sys.exit(0 if any(c["owner_pid"]==int(sys.argv[2]) for c in json.load(open(sys.argv[1]))["claims"]) else 1)' "$root/emu.json.jobs/claims/$(id -u).json" "$1" 2>/dev/null; }
 for _ in $(seq 600); do holds "$c1" && break; sleep 0.1; done
 g run --mode mps --profile 3g.20gb --no-wait -- true && ok || fail "a second MPS client could not share the device"
 err=$(g run --profile 3g.20gb --no-wait -- true 2>&1)

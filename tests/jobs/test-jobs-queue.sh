@@ -80,8 +80,8 @@ dups=$(sort "$root/ran" | uniq -d | wc -l)
 [ "$n" = 6 ] && [ "$dups" = 0 ] && ok || fail "after a queue restart: $n distinct jobs ran, $dups twice"
 q 'sys.exit(0 if all(x["state"]=="done" and x["exit_status"]==0 for x in j) and len(j)==6 else 1)' &&
   ok || fail "after a restart: $(g jobs)"
-python3 -c 'import json,sys; sys.exit(len(json.load(open(sys.argv[1]))["claims"]))' "$root/emu.json.jobs/claims.json" &&
-  ok || fail "claims left after the queue emptied: $(cat "$root/emu.json.jobs/claims.json")"
+python3 -c 'import json,sys; sys.exit(len(json.load(open(sys.argv[1]))["claims"]))' "$root/emu.json.jobs/claims/$(id -u).json" &&
+  ok || fail "claims left after the queue emptied: $(cat "$root/emu.json.jobs/claims/$(id -u).json")"
 
 # 5. SIGKILL of a job: recorded as 137 (signal 9), its slice goes to the next job.
 fresh

@@ -17,7 +17,7 @@ g() { "$GS_BIN" -q "$@"; }
 gis() { g gi list --json | python3 -c 'import json,sys; print(" ".join(sorted(x["name"] for x in json.load(sys.stdin))))'; }
 claims() { python3 -c 'import json,sys
 try: print(len(json.load(open(sys.argv[1]))["claims"]))
-except FileNotFoundError: print(0)' "$root/emu.json.jobs/claims.json"; }
+except FileNotFoundError: print(0)' "$root/emu.json.jobs/claims/$(id -u).json"; }
 # The process has exited (a zombie nobody reaps counts as gone).
 gone() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null); [ -z "$st" ] || [ "$st" = Z ]; }
 claims_are() { [ "$(claims)" = "$1" ]; }
@@ -84,7 +84,7 @@ err=$(g run --profile 1g.5gb --no-wait -- true 2>&1)
 # SIGKILL of a job: its runner returns 137 and the slice is free again.
 # The job process of the claim owned by runner $1 (empty until it started).
 job_of() { python3 -c 'import json,sys
-c=json.load(open(sys.argv[1]))["claims"]; print([x["job_pid"] for x in c if x["owner_pid"]==int(sys.argv[2]) and x["job_pid"]][0])' "$root/emu.json.jobs/claims.json" "$1" 2>/dev/null; }
+c=json.load(open(sys.argv[1]))["claims"]; print([x["job_pid"] for x in c if x["owner_pid"]==int(sys.argv[2]) and x["job_pid"]][0])' "$root/emu.json.jobs/claims/$(id -u).json" "$1" 2>/dev/null; }
 until_ok job_of "$r1" >/dev/null || fail "the run's job never started"
 kill -9 "$(job_of "$r1")"
 wait "$r1"
