@@ -31,7 +31,8 @@ ones=$(g list --json | python3 -c 'import json,sys
 print(" ".join(m["uuid"] for g in json.load(sys.stdin) for m in g.get("mig_devices", []) if m["name"]=="1g.5gb"))')
 
 # A run holds the 3g slice while serve starts: that worker waits for it.
-g run --profile 3g.20gb -- sleep 3 &
+# It holds the slice until the test releases it, however slow serve starts.
+g run --profile 3g.20gb -- sh -c "until [ -e '$root/release' ]; do sleep 0.1; done" &
 run3=$!
 until_ok held_is run- 1 || fail "the 3g run took no claim"
 "$GS_BIN" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --log-dir "$root" \
@@ -57,6 +58,7 @@ rc=$?
   fail "run beside serve: exit $rc: $err"
 
 # The worker that waited gets the 3g slice once the run ends.
+touch "$root/release"
 wait "$run3"
 until_ok held_is serve- 4 && ok || fail "serve did not claim the 3g slice after the run: $(g claims)"
 
