@@ -191,6 +191,8 @@ static int read_nodes(struct gs_err *err, struct replay *r, char *text)
         return err ? err->code : GS_E_INVALID_ARGUMENT;
     if (v[2] == 0)
       continue; /* CPU nodes: the trace's GPU node list has none */
+    if (!*f[col[3]])
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "nodes CSV line %u: a node with GPUs needs its GPU model", ln);
     if ((m = model_index(err, r, f[col[3]])) < 0)
       return m;
     if (r->nnode == cap) {

@@ -170,6 +170,10 @@ printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,10,1,x\n' >"$root/p
 expect "share not a number" 2 "pods CSV line 2: gpu_milli 'x'" -- plan replay --nodes "$data/nodes.csv" \
   --pods "$root/p.csv"
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,99,T4\n' >"$root/n.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,2,\n' >"$root/n.csv"
+expect "GPU node without a model" 2 "nodes CSV line 2: a node with GPUs needs its GPU model" \
+  -- plan replay --nodes "$root/n.csv" --pods "$data/pods.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,99,T4\n' >"$root/n.csv"
 expect "too many GPUs on a node" 2 "nodes CSV line 2: gpu '99'" -- plan replay --nodes "$root/n.csv" --pods "$data/pods.csv"
 
 summary
