@@ -1,76 +1,65 @@
 #!/usr/bin/env bash
-# bench/plan.sh: the planner against first-fit and best-fit, in one run.
-# Not part of `make check`.
+# bench/plan.sh: the planner against FGD, best-fit, first-fit and random, in
+# one harness and one run. Not part of `make check` (tests/plan/ has a
+# bounded check of the same replay).
 #
-#   bench/plan.sh            # trace replay (when the data is there) + speed
-#   BENCH_PARTS=speed bench/plan.sh
+#   bench/plan.sh                         # every part, every trace variant
+#   bench/plan.sh --variants default --seeds 10 --parts trace
+#   BENCH_PARTS=speed bench/plan.sh       # (the environment works too)
 #
-# 1. Trace: Alibaba cluster-trace-gpu-v2023 (openb; ../shared/data/, see its
-#    README) replayed in arrival order on its 1,213-node, 6,212-GPU node list
-#    until 130% of the GPU capacity has arrived, as FGD's simulator does:
-#    fractional requests on the trace's own GPUs (MPS/time-slicing shares),
-#    then the same requests mapped to MIG profiles of an A100-40GB/H100-80GB
-#    fleet of the same size (docs/plan.md states the mapping). Prints the
-#    allocation rate at 100% and 130% arrived, GPUs used and fragmentation for
-#    ours, first-fit and best-fit, beside FGD's published figures (mean of its
-#    10 seeds, ../shared/data/fgd-expected/analysis_allo_discrete.csv).
-# 2. Packing: `gpuslice plan synthetic --mix varied` (every MIG size, a third
-#    soft) on 1,000 GPUs at three loads: GPUs used, MIG slices no requested
-#    profile can use, and shared compute no requested share fits, per policy.
-# 3. Speed: `gpuslice plan synthetic` at 10, 100, 1,000 and 10,000 GPUs with
-#    five workloads per GPU, CPU seconds per policy, ours/first-fit ratio and
-#    the growth per tenfold fleet.
+# 1. Trace: Alibaba cluster-trace-gpu-v2023 (openb; ../shared/data, see its
+#    README) replayed on its 1,213-node, 6,212-GPU node list the way FGD's
+#    simulator replays it (docs/plan.md): each seed shuffles the trace and
+#    tops it up with random draws to 130% of the GPU capacity; CPU, memory
+#    and GPU type filter; allocation is averaged per arrival percentage.
+#    Per variant, one table: policy x arrival percentage, allocation and
+#    fragmentation (FGD's measure), mean of the seeds, with FGD's published
+#    curves (mean of its 10 seeds, fgd-expected/analysis_allo_discrete.csv)
+#    beside ours; then the same requests mapped to MIG profiles of an
+#    A100-40GB/H100-80GB fleet (no published numbers exist there).
+# 2. Packing: `gpuslice plan synthetic --mix varied` on 1,000 GPUs at three
+#    loads, and tests/plan/data/models.yaml on 20 GPUs, per policy.
+# 3. Speed: `gpuslice plan synthetic` at 10 to 10,000 GPUs, five workloads
+#    per GPU, CPU seconds per policy.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
 bin=${GS_BIN:-$src/build/gpuslice}
 data=${GS_DATA:-$src/../shared/data}
-parts=${BENCH_PARTS:-trace packing speed}
+parts=${BENCH_PARTS:-trace mig packing speed}
+variants=${BENCH_VARIANTS:-default gpushare20 gpushare40 gpushare60 gpushare80 gpushare100 gpuspec33 multigpu50}
+seeds=${BENCH_SEEDS:-10}
+while [ $# -gt 0 ]; do
+  case $1 in
+  --variants) variants=${2//,/ }; shift 2 ;;
+  --seeds) seeds=$2; shift 2 ;;
+  --parts) parts=${2//,/ }; shift 2 ;;
+  *) echo "bench: unknown option '$1' (--variants V,.. --seeds N --parts trace,mig,packing,speed)" >&2; exit 2 ;;
+  esac
+done
 [ -x "$bin" ] || { echo "bench: $bin not found (run make first)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "bench: needs python3" >&2; exit 1; }
 
-trace() {
-  local nodes="$data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
-  local pods="$data/alibaba-gpu-v2023/openb_pod_list_default.csv"
-  local fgd="$data/fgd-expected/analysis_allo_discrete.csv" out
-  if [ ! -f "$nodes" ] || [ ! -f "$pods" ]; then
+# replay MODE: every variant, every policy, one JSON line each, then the tables.
+replay() {
+  local mode=$1 nodes="$data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv" out v pods
+  if [ ! -f "$nodes" ]; then
     echo "bench: trace data not found under $data; skipping the replay" >&2
     return 0
   fi
   out=$(mktemp)
-  for mode in fractional mig; do
-    for policy in ours first-fit best-fit; do
-      "$bin" -q plan replay --nodes "$nodes" --pods "$pods" --mode "$mode" --policy "$policy" --json |
-        tr -d '\n' >>"$out"
-      echo >>"$out"
+  for v in $variants; do
+    pods="$data/alibaba-gpu-v2023/openb_pod_list_$v.csv"
+    [ -f "$pods" ] || { echo "bench: no $pods; skipping $v" >&2; continue; }
+    for policy in ours fgd best-fit first-fit random; do
+      { printf '{"variant": "%s", "run": ' "$v"
+        "$bin" -q plan replay --nodes "$nodes" --pods "$pods" --mode "$mode" --policy "$policy" \
+          --seeds "$seeds" --json | tr -d '\n'
+        echo '}'; } >>"$out"
     done
   done
-  python3 - "$out" "$fgd" <<'EOF'
-import csv, json, os, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print("Alibaba openb default trace, 6,212 GPUs, arrivals to 130% of capacity, no departures\n")
-print("| replay | policy | allocated at 100% arrived | allocated at 130% | GPUs used | fragmentation |")
-print("| --- | --- | --- | --- | --- | --- |")
-for r in rows:
-    print(f"| {r['mode']} | {r['policy']} | {r['alloc_at_100_pct']:.2f}% | {r['alloc_pct']:.2f}% "
-          f"| {r['gpus_used']} | {r['frag_pct']:.2f}% |")
-if os.path.exists(sys.argv[2]):
-    acc = {}
-    for r in csv.DictReader(open(sys.argv[2])):
-        if r["workload"] == "openb_pod_list_default":
-            a = acc.setdefault(r["sc_policy"], [0, 0.0, 0.0])
-            a[0] += 1; a[1] += float(r["100"]); a[2] += float(r["130"])
-    for pol, (n, a100, a130) in sorted(acc.items()):
-        print(f"| FGD's simulator (published) | {pol.split('-', 1)[1]} | {a100 / n:.2f}% | {a130 / n:.2f}% | - | - |")
-by = {(r["mode"], r["policy"]): r for r in rows}
-for mode in ("fractional", "mig"):
-    o = by[(mode, "ours")]
-    for peer in ("first-fit", "best-fit"):
-        p = by[(mode, peer)]
-        print(f"{mode}: ours/{peer} allocation at 130%: {o['alloc_pct'] / p['alloc_pct']:.3f}; "
-              f"unallocated GPUs: {100 - o['alloc_pct']:.2f}% vs {100 - p['alloc_pct']:.2f}%")
-EOF
+  python3 "$here/plan-tables.py" "$out" "$data/fgd-expected/analysis_allo_discrete.csv" "$mode" "$seeds"
   rm -f "$out"
 }
 
@@ -147,9 +136,10 @@ EOF
 
 for part in $parts; do
   case $part in
-  trace) trace ;;
+  trace) replay fractional ;;
+  mig) replay mig ;;
   packing) packing ;;
   speed) speed ;;
-  *) echo "bench: unknown part '$part' (trace, packing, speed)" >&2; exit 2 ;;
+  *) echo "bench: unknown part '$part' (trace, mig, packing, speed)" >&2; exit 2 ;;
   esac
 done

@@ -14,14 +14,15 @@
 #include "plan/plan.h"
 
 enum { OPT_FLEET = 1000, OPT_GPUS, OPT_POLICY, OPT_INCREMENTAL, OPT_EXPORT, OPT_NODES, OPT_PODS,
-       OPT_MODE, OPT_INFLATE, OPT_WORKLOADS, OPT_SEED, OPT_MIX };
+       OPT_MODE, OPT_INFLATE, OPT_WORKLOADS, OPT_SEED, OPT_MIX, OPT_SEEDS };
 
 struct plan_args {
   const char *fleet, *gpus, *export_kind, *nodes, *pods, *mode, *mix;
   enum gs_plan_policy policy;
   bool incremental;
   double inflate;
-  unsigned ngpus, nworkloads, seed;
+  unsigned ngpus, nworkloads, seed, seeds;
+  bool seed_given;
 };
 
 static int parse_count(const char *v, const char *what, unsigned max, unsigned *out)
@@ -49,7 +50,10 @@ static int on_plan_opt(struct cli *c, int ch, const char *v, void *arg)
   case OPT_MIX: a->mix = v; return 0;
   case OPT_INCREMENTAL: a->incremental = true; return 0;
   case OPT_WORKLOADS: return parse_count(v, "--workloads", GS_PLAN_MAX_REPLICAS, &a->nworkloads);
-  case OPT_SEED: return parse_count(v, "--seed", 1u << 30, &a->seed);
+  case OPT_SEED:
+    a->seed_given = true;
+    return parse_count(v, "--seed", 1u << 30, &a->seed);
+  case OPT_SEEDS: return parse_count(v, "--seeds", 1000, &a->seeds);
   case OPT_INFLATE:
     a->inflate = strtod(v, &end);
     if (*end || end == v || !(a->inflate > 0 && a->inflate <= 10))
@@ -62,8 +66,12 @@ static int on_plan_opt(struct cli *c, int ch, const char *v, void *arg)
       a->policy = GS_PLAN_FIRST_FIT;
     else if (strcmp(v, "best-fit") == 0)
       a->policy = GS_PLAN_BEST_FIT;
+    else if (strcmp(v, "fgd") == 0)
+      a->policy = GS_PLAN_FGD;
+    else if (strcmp(v, "random") == 0)
+      a->policy = GS_PLAN_RANDOM;
     else
-      return cli_usage("--policy '%s': expected ours, first-fit or best-fit", v);
+      return cli_usage("--policy '%s': expected ours, first-fit, best-fit, fgd or random", v);
     return 0;
   }
 }
@@ -81,6 +89,7 @@ static const struct option plan_opts[] = {
     {"workloads", required_argument, NULL, OPT_WORKLOADS},
     {"seed", required_argument, NULL, OPT_SEED},
     {"mix", required_argument, NULL, OPT_MIX},
+    {"seeds", required_argument, NULL, OPT_SEEDS},
     {0},
 };
 
@@ -281,41 +290,68 @@ out:
   return rc;
 }
 
+static json_t *curve_json(const double *v, unsigned n)
+{
+  json_t *a = json_array();
+  for (unsigned i = 0; i < n; i++)
+    json_array_append_new(a, v[i] < 0 ? json_null() : json_real(v[i]));
+  return a;
+}
+
+static int print_replay(struct cli *c, const struct gs_plan_replay_options *o, const struct gs_plan_replay_stats *s)
+{
+  const char *mode = o->mode == GS_PLAN_REPLAY_MIG ? "mig" : "fractional";
+  if (c->json)
+    return cli_print_json(json_pack(
+        "{s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "mode", mode, "policy",
+        gs_plan_policy_name(o->policy), "gpus", s->gpus, "seed", o->seed, "runs", s->runs, "tasks_arrived",
+        s->tasks_arrived, "tasks_placed", s->tasks_placed, "arrived_pct", s->arrived_pct, "alloc_pct", s->alloc_pct,
+        "alloc_at_100_pct", s->alloc_at_100, "gpus_used", s->gpus_used, "frag_pct", s->frag_pct, "alloc_curve",
+        curve_json(s->alloc_curve, s->max_pct + 1), "frag_curve", curve_json(s->frag_curve, s->max_pct + 1)));
+  printf("%s %s: %u GPUs, mean of %u run%s (seeds %u..%u): %.0f of %.0f tasks placed; arrived %.1f%% of capacity; "
+         "allocated %.2f%% (%.2f%% at 100%% arrived); %.0f GPUs used; fragmentation %.2f%%\n",
+         mode, gs_plan_policy_name(o->policy), s->gpus, s->runs, s->runs == 1 ? "" : "s", o->seed,
+         o->seed + s->runs - 1, s->tasks_placed, s->tasks_arrived, s->arrived_pct, s->alloc_pct, s->alloc_at_100,
+         s->gpus_used, s->frag_pct);
+  printf("allocated %% at arrived %%:");
+  for (unsigned i = 50; i <= s->max_pct; i += 10)
+    printf(" %u:%.2f", i, s->alloc_curve[i]);
+  printf("\n");
+  return 0;
+}
+
 static int plan_replay(struct cli *c, const struct plan_args *a)
 {
-  struct gs_plan_replay_stats s;
+  struct gs_plan_replay_stats *s = malloc(sizeof(*s));
+  struct gs_plan_replay_options o = {.mode = GS_PLAN_REPLAY_FRACTIONAL, .policy = a->policy,
+                                     .inflate = a->inflate ? a->inflate : 1.3,
+                                     .seed = a->seed_given ? a->seed : 1,
+                                     .runs = a->seeds ? a->seeds : a->seed_given ? 1 : 10};
   struct gs_err err = {0};
-  enum gs_plan_replay_mode mode = GS_PLAN_REPLAY_FRACTIONAL;
   char *nodes = NULL, *pods = NULL;
   size_t len;
   int rc;
-  if (!a->nodes || !a->pods)
-    return cli_usage("plan replay: give --nodes NODES.csv and --pods PODS.csv (Alibaba openb format)");
+  if (!s)
+    return GS_EXIT_STATE;
+  if (!a->nodes || !a->pods) {
+    rc = cli_usage("plan replay: give --nodes NODES.csv and --pods PODS.csv (Alibaba openb format)");
+    goto out;
+  }
   if (a->mode && strcmp(a->mode, "mig") == 0)
-    mode = GS_PLAN_REPLAY_MIG;
-  else if (a->mode && strcmp(a->mode, "fractional") != 0)
-    return cli_usage("--mode '%s': expected fractional or mig", a->mode);
+    o.mode = GS_PLAN_REPLAY_MIG;
+  else if (a->mode && strcmp(a->mode, "fractional") != 0) {
+    rc = cli_usage("--mode '%s': expected fractional or mig", a->mode);
+    goto out;
+  }
   if ((rc = read_input(a->nodes, "nodes CSV", &nodes, &len)) != 0 ||
       (rc = read_input(a->pods, "pods CSV", &pods, &len)) != 0)
     goto out;
-  if (gs_plan_replay(&err, nodes, pods, mode, a->policy, a->inflate ? a->inflate : 1.3, &s) != 0) {
+  if (gs_plan_replay(&err, nodes, pods, &o, s) != 0)
     rc = plan_fail(&err);
-    goto out;
-  }
-  if (c->json)
-    rc = cli_print_json(json_pack("{s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:i, s:f}", "mode",
-                                  mode == GS_PLAN_REPLAY_MIG ? "mig" : "fractional", "policy",
-                                  gs_plan_policy_name(a->policy), "gpus", s.gpus, "tasks_arrived",
-                                  s.tasks_arrived, "tasks_placed", s.tasks_placed, "arrived_pct",
-                                  s.arrived_pct, "alloc_pct", s.alloc_pct, "alloc_at_100_pct",
-                                  s.alloc_at_100, "gpus_used", s.gpus_used, "frag_pct", s.frag_pct));
   else
-    printf("%s %s: %u GPUs, %u of %u tasks placed; arrived %.1f%% of capacity; allocated %.2f%% "
-           "(%.2f%% at 100%% arrived); %u GPUs used; fragmentation %.2f%%\n",
-           mode == GS_PLAN_REPLAY_MIG ? "mig" : "fractional", gs_plan_policy_name(a->policy), s.gpus,
-           s.tasks_placed, s.tasks_arrived, s.arrived_pct, s.alloc_pct, s.alloc_at_100, s.gpus_used,
-           s.frag_pct);
+    rc = print_replay(c, &o, s);
 out:
+  free(s);
   free(nodes);
   free(pods);
   return rc;
@@ -406,10 +442,11 @@ static int run_plan(struct cli *c, int argc, char **argv)
       "gpuslice plan WORKLOADS.yaml (--fleet FLEET.yaml | --gpus MODEL:N[,...]) [--policy P]\n"
       "              [--incremental] [--export mig-parted|gpuslice|labels|device-plugin|gres] [--json]\n"
       "       gpuslice plan replay --nodes NODES.csv --pods PODS.csv [--mode fractional|mig]\n"
-      "              [--policy P] [--inflate 1.3] [--json]\n"
+      "              [--policy P] [--inflate 1.3] [--seed S] [--seeds N] [--json]\n"
       "       gpuslice plan synthetic --gpus N --workloads M [--mix small|varied] [--seed S]\n"
       "              [--policy P] [--json]\n"
-      "  --policy ours|first-fit|best-fit   (default ours; see docs/plan.md)";
+      "  --policy ours|first-fit|best-fit   (default ours; replay also fgd|random; see docs/plan.md)\n"
+      "  replay: the mean of N runs, seeds S..S+N-1 (default: seeds 1..10; --seed S alone: one run)";
   struct plan_args a = {.policy = GS_PLAN_OURS};
   int first = cli_getopt(c, argc, argv, usage, plan_opts, on_plan_opt, &a);
   if (first <= 0)

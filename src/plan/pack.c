@@ -12,7 +12,8 @@
 
 const char *gs_plan_policy_name(enum gs_plan_policy p)
 {
-  return p == GS_PLAN_OURS ? "ours" : p == GS_PLAN_FIRST_FIT ? "first-fit" : "best-fit";
+  static const char *const names[] = {"ours", "first-fit", "best-fit", "fgd", "random"};
+  return names[p];
 }
 
 const char *gs_plan_mode_name(enum gs_plan_mode m)

@@ -106,6 +106,8 @@ enum gs_plan_policy {
   GS_PLAN_OURS,       /* fragmentation-aware, with exact single-GPU repair */
   GS_PLAN_FIRST_FIT,  /* lowest-index GPU where it fits, first legal placement */
   GS_PLAN_BEST_FIT,   /* GPU left with the least free compute, first legal placement */
+  GS_PLAN_FGD,        /* trace replay only: FGD (Weng et al., ATC '23) as its simulator runs it */
+  GS_PLAN_RANDOM,     /* trace replay only: a random node and GPU that fit (FGD's baseline) */
 };
 
 struct gs_plan_options {
@@ -167,21 +169,32 @@ int gs_plan_export_device_plugin(FILE *out, const struct gs_plan_fleet *f);
 int gs_plan_export_gres(FILE *out, const struct gs_plan_fleet *f);
 
 /* --- trace replay (bench/plan.sh) --- */
-struct gs_plan_replay_stats {
-  unsigned gpus;                  /* GPUs in the cluster */
-  unsigned tasks_arrived, tasks_placed;
-  double arrived_pct;             /* arrived GPU demand / capacity, percent */
-  double alloc_pct;               /* allocated GPU / capacity, percent */
-  unsigned gpus_used;             /* GPUs with at least one task */
-  double frag_pct;                /* FGD's fragmentation / capacity, percent (MIG: stranded slices) */
-  double alloc_at_100;            /* allocation when arrivals reached 100% of capacity */
-};
+#define GS_PLAN_REPLAY_PCT 1001   /* arrival percentages 0..1000 of the GPU capacity */
 enum gs_plan_replay_mode { GS_PLAN_REPLAY_FRACTIONAL, GS_PLAN_REPLAY_MIG };
-/* Replays the pods CSV (openb format) in creation order, repeated until the
- * arrived GPU demand is `inflate` times the capacity, on the nodes CSV. */
+struct gs_plan_replay_options {
+  enum gs_plan_replay_mode mode;
+  enum gs_plan_policy policy;
+  double inflate;                 /* arrivals until this multiple of the capacity (FGD: 1.3) */
+  unsigned seed, runs;            /* seeds seed .. seed + runs - 1, averaged (FGD: 10 seeds) */
+};
+struct gs_plan_replay_stats {     /* means over the runs */
+  unsigned gpus, runs, max_pct;   /* the curves are filled up to max_pct */
+  double tasks_arrived, tasks_placed;
+  double arrived_pct;             /* arrived GPU demand / capacity, percent */
+  double alloc_pct;               /* allocated GPU / capacity at the end, percent */
+  double gpus_used;               /* GPUs with at least one task at the end */
+  double frag_pct;                /* fragmentation / capacity at the end, percent (docs/plan.md) */
+  double alloc_at_100;            /* alloc_curve[100] */
+  /* The allocation (and fragmentation) when i percent of the capacity had
+   * arrived: the mean over the tasks whose arrival rounds to i, as FGD's
+   * analysis computes it; -1 where no run has a value. */
+  double alloc_curve[GS_PLAN_REPLAY_PCT], frag_curve[GS_PLAN_REPLAY_PCT];
+};
+/* Replays the pods CSV (openb format) on the nodes CSV as FGD's simulator
+ * does: the trace shuffled by the seed, then tasks drawn from it at random
+ * until the GPU demand reaches `inflate` times the capacity; no departures. */
 int gs_plan_replay(struct gs_err *err, const char *nodes_csv, const char *pods_csv,
-                   enum gs_plan_replay_mode mode, enum gs_plan_policy policy, double inflate,
-                   struct gs_plan_replay_stats *out);
+                   const struct gs_plan_replay_options *o, struct gs_plan_replay_stats *out);
 
 /* Names of policies and modes, for the CLI and JSON. */
 const char *gs_plan_policy_name(enum gs_plan_policy p);

@@ -483,6 +483,11 @@ int gs_plan_run(struct gs_err *err, const struct gs_plan_workloads *w, struct gs
   struct demand *d = NULL;
   int rc;
   memset(r, 0, sizeof(*r));
+  if (o->policy == GS_PLAN_FGD || o->policy == GS_PLAN_RANDOM) {
+    rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "policy %s replays traces only (`gpuslice plan replay`); "
+                    "plan workloads with ours, first-fit or best-fit", gs_plan_policy_name(o->policy));
+    goto out;
+  }
   if (!before || !prev || !kept) {
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %u GPUs", f->ngpu);
     goto out;

@@ -103,17 +103,28 @@ expect "export kind" 2 "--export 'helm'" -- plan "$w" --gpus a100-40gb --export 
 
 # ---- replay and synthetic ----
 for mode in fractional mig; do
-  for policy in ours first-fit best-fit; do
+  for policy in ours first-fit best-fit fgd random; do
     expect "replay $mode $policy" 0 -- plan replay --nodes "$data/nodes.csv" --pods "$data/pods.csv" \
-      --mode "$mode" --policy "$policy" --json
+      --mode "$mode" --policy "$policy" --seeds 3 --json
     check "replay $mode $policy numbers" python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["gpus"] == 15 and 0 < s["tasks_placed"] <= s["tasks_arrived"]
-assert s["arrived_pct"] >= 130 and 0 < s["alloc_pct"] <= 100 and s["gpus_used"] <= 15
+assert s["gpus"] == 15 and s["runs"] == 3 and 0 < s["tasks_placed"] <= s["tasks_arrived"], s
+# FGD tops arrivals up until the next draw would pass 130% of capacity (a
+# draw of several whole GPUs may pass it: 15 GPUs make each one 6.7%)
+assert 110 < s["arrived_pct"] <= 150 and 0 < s["alloc_pct"] <= 100 and s["gpus_used"] <= 15, s
+# allocation never runs ahead of arrivals (a point with no task of its own
+# takes its neighbours, one task of up to 2 GPUs away)
+c = s["alloc_curve"]
+assert len(c) > 110 and all(v is None or 0 <= v <= i + 14 for i, v in enumerate(c)), c
+assert all(f is None or 0 <= f <= 100 for f in s["frag_curve"]), s["frag_curve"]
 ' "$root/out"
   done
 done
+expect "replay is the mean of seeds" 0 "mean of 10 runs (seeds 1..10)" "allocated % at arrived %: 50:" \
+  -- plan replay --nodes "$data/nodes.csv" --pods "$data/pods.csv"
+expect "replay one seed" 0 "mean of 1 run (seeds 7..7)" \
+  -- plan replay --nodes "$data/nodes.csv" --pods "$data/pods.csv" --seed 7
 expect "synthetic" 0 "100 GPUs, 500 workloads planned in" -- plan synthetic --gpus 100 --workloads 500
 
 # ---- bad input ----
@@ -147,5 +158,22 @@ printf 'nodes:\n  - name: n\n    gpus:\n      - model: a100-40gb\n        mig: [
 expect "fleet layout that cannot be" 2 "f.yaml:5" "4g.20gb" -- plan "$w" --fleet "$root/f.yaml"
 expect "missing workload file" 2 "nope.yaml" -- plan "$root/nope.yaml" --gpus a100-40gb
 expect "replay without files" 2 "--nodes" -- plan replay
+expect "fgd plans no workload file" 2 "replays traces only" -- plan "$w" --gpus a100-40gb --policy fgd
+expect "unknown policy" 2 "--policy 'fdg'" "fgd or random" -- plan replay --nodes "$data/nodes.csv" \
+  --pods "$data/pods.csv" --policy fdg
+printf 'name,cpu_milli,num_gpu,gpu_milli\np1,1000,1,500\n' >"$root/p.csv"
+expect "pods CSV without memory" 2 "no column 'memory_mib'" -- plan replay --nodes "$data/nodes.csv" --pods "$root/p.csv"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,10,2,500\n' >"$root/p.csv"
+expect "share of two GPUs" 2 "pods CSV line 2: p1 asks for 2 GPUs of 500" -- plan replay --nodes "$data/nodes.csv" \
+  --pods "$root/p.csv"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,10,1,x\n' >"$root/p.csv"
+expect "share not a number" 2 "pods CSV line 2: gpu_milli 'x'" -- plan replay --nodes "$data/nodes.csv" \
+  --pods "$root/p.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,99,T4\n' >"$root/n.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,2,\n' >"$root/n.csv"
+expect "GPU node without a model" 2 "nodes CSV line 2: a node with GPUs needs its GPU model" \
+  -- plan replay --nodes "$root/n.csv" --pods "$data/pods.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,10,99,T4\n' >"$root/n.csv"
+expect "too many GPUs on a node" 2 "nodes CSV line 2: gpu '99'" -- plan replay --nodes "$root/n.csv" --pods "$data/pods.csv"
 
 summary
