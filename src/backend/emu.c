@@ -849,6 +849,16 @@ static int begin_control(struct gs_backend *b, struct gs_err *err)
   return begin(emu_of(b), err, true);
 }
 
+/* begin_control for one GPU's setting: the transaction is open on success. */
+static int begin_gpu_control(struct gs_backend *b, struct gs_err *err, unsigned gpu,
+                             struct gs__emu_gpu **g)
+{
+  int rc = begin_control(b, err);
+  if (rc == 0 && (rc = get_gpu(emu_of(b), err, gpu, g)) != 0)
+    abort_with(emu_of(b), rc);
+  return rc;
+}
+
 int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *spec)
 {
   struct gs__emu_machine m;
@@ -923,11 +933,9 @@ int gs_emu_set_swapped_ids(struct gs_backend *b, struct gs_err *err, unsigned gp
 {
   struct emu *e = emu_of(b);
   struct gs__emu_gpu *g = NULL;
-  int rc = begin_control(b, err);
+  int rc = begin_gpu_control(b, err, gpu, &g);
   if (rc)
     return rc;
-  if ((rc = get_gpu(e, err, gpu, &g)) != 0)
-    return abort_with(e, rc);
   /* Existing GIs carry ids of the old orientation. */
   if (g->ngi && g->swapped_ids != swapped)
     return abort_with(e, gs_err_set(err, GS_E_IN_USE,
@@ -1017,15 +1025,12 @@ int gs_emu_proc_remove(struct gs_backend *b, struct gs_err *err, unsigned pid)
 
 int gs_emu_set_reset_blocked(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool blocked)
 {
-  struct emu *e = emu_of(b);
   struct gs__emu_gpu *g = NULL;
-  int rc = begin_control(b, err);
+  int rc = begin_gpu_control(b, err, gpu, &g);
   if (rc)
     return rc;
-  if ((rc = get_gpu(e, err, gpu, &g)) != 0)
-    return abort_with(e, rc);
   g->reset_blocked = blocked;
-  return commit(e, err);
+  return commit(emu_of(b), err);
 }
 
 int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on)
