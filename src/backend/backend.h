@@ -26,6 +26,8 @@ struct gs_gpu_info {
   const struct gs_geom_model *model;
   bool mig_current, mig_pending;
   unsigned memory_mib;
+  char driver[GS_GEOM_DRIVER_SIZE]; /* "580.65.06"; "" when the backend does not know */
+  unsigned cuda_version;            /* the driver's CUDA version, 12020 for 12.2; 0: unknown */
 };
 
 struct gs_gi_info {
@@ -118,7 +120,8 @@ void gs_backend_close(struct gs_backend *b);
 
 /* --- emulator-only controls (the things a real machine does by itself) --- */
 
-/* Parses "model[:count],..." into models (up to max); returns the GPU count or a GS_E_* code. */
+/* Parses "model[:count],...[@driver]" into models (up to max; the newest
+ * tables, whatever the driver); returns the GPU count or a GS_E_* code. */
 int gs_emu_parse_spec(struct gs_err *err, const char *spec,
                       const struct gs_geom_model *models[], unsigned max);
 /* The state file an emulator backend uses (after defaults were applied). */
@@ -139,5 +142,11 @@ int gs_emu_proc_remove(struct gs_backend *b, struct gs_err *err, unsigned pid);
 int gs_emu_set_reset_blocked(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool blocked);
 /* When on, mutating calls by a non-root user fail with NO_PERMISSION as NVML's do. */
 int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on);
+/* Installs another driver ("535", "535.183.01") and reboots, as a real
+ * upgrade does: instances and processes vanish, the driver's tables apply. */
+int gs_emu_set_driver(struct gs_backend *b, struct gs_err *err, const char *driver);
+/* Which way round this board numbers its GPU instances (boards of one model
+ * differ, reference §8.1); only while it has no GPU instances. */
+int gs_emu_set_swapped_ids(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool swapped);
 
 #endif

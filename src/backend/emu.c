@@ -128,7 +128,8 @@ static int get_gi(struct gs_err *err, unsigned gpu, struct gs__emu_gpu *g, unsig
                     g->ngi ? "it has " : "it has none", have);
 }
 
-/* Writes the pids (and names) of processes on gpu/gi/ci into buf; -1 = any. */
+/* Writes the pids (and names) of processes on gpu/gi/ci into buf; -1 = any;
+ * gi -1 with ci -2: only those outside any MIG device (the whole GPU). */
 static unsigned procs_on(const struct gs__emu_state *st, unsigned gpu, int gi, int ci, char *buf,
                          size_t size)
 {
@@ -138,7 +139,8 @@ static unsigned procs_on(const struct gs__emu_state *st, unsigned gpu, int gi, i
     buf[0] = 0;
   for (unsigned i = 0; i < st->nproc; i++) {
     const struct gs_proc_info *p = &st->proc[i];
-    if (p->gpu != gpu || (gi >= 0 && p->gi != gi) || (ci >= 0 && p->ci != ci))
+    if (p->gpu != gpu || (gi >= 0 && p->gi != gi) || (ci >= 0 && p->ci != ci) ||
+        (ci == -2 && p->gi >= 0))
       continue;
     if (used < size)
       used += (size_t)snprintf(buf + used, size - used, "%s%u (%s)", n ? ", " : "", p->pid, p->name);
@@ -177,9 +179,9 @@ static void fill_gpu_info(const struct gs__emu_state *st, unsigned gpu, struct g
   memset(out, 0, sizeof(*out));
   out->index = gpu;
   out->model = g->model;
-  snprintf(out->name, sizeof(out->name), "%s", g->model->name);
-  /* Stable across runs: a GPU's UUID is derived from its model and index. */
-  snprintf(seed, sizeof(seed), "gpuslice-emu-gpu/%s/%u", g->model->key, gpu);
+  snprintf(out->name, sizeof(out->name), "%s", g->sku->name);
+  /* Stable across runs: a GPU's UUID is derived from its board and index. */
+  snprintf(seed, sizeof(seed), "gpuslice-emu-gpu/%s/%u", g->sku->key, gpu);
   gs_hash128(seed, strlen(seed), h);
   gs_uuid_format(h, uuid);
   snprintf(out->uuid, sizeof(out->uuid), "GPU-%s", uuid);
@@ -187,11 +189,13 @@ static void fill_gpu_info(const struct gs__emu_state *st, unsigned gpu, struct g
     snprintf(out->pci_bus_id, sizeof(out->pci_bus_id), "00000000:%s:00.0", pci_buses[gpu]);
   else
     snprintf(out->pci_bus_id, sizeof(out->pci_bus_id), "00000001:%02X:00.0", gpu);
-  /* As nvml-emu reports them: the model's id, the board's own as subsystem. */
-  out->pci_device_id = out->pci_subsystem_id = g->model->pci_id;
+  out->pci_device_id = g->sku->pci_id;
+  out->pci_subsystem_id = g->sku->subsystem_id;
   out->mig_current = g->mig_current;
   out->mig_pending = g->mig_pending;
   out->memory_mib = g->model->memory_mib;
+  snprintf(out->driver, sizeof(out->driver), "%s", st->driver.version);
+  out->cuda_version = st->driver.cuda;
 }
 
 static int emu_gpu_count(struct gs_backend *b, struct gs_err *err, unsigned *count)
@@ -328,6 +332,7 @@ static int create_gi(struct emu *e, struct gs_err *err, unsigned gpu,
   struct gs__emu_gpu *g = NULL;
   struct gs__emu_gi gi = {0};
   struct gs_geom_layout l;
+  char pids[160];
   unsigned s = 0;
   int rc;
   if ((rc = get_gpu(e, err, gpu, &g)) != 0 || (rc = need_root(e, err, gpu)) != 0 ||
@@ -336,6 +341,13 @@ static int create_gi(struct emu *e, struct gs_err *err, unsigned gpu,
   if (!profile_of_model(g->model, p))
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "GPU %u (%s) has no profile %s", gpu,
                       g->model->key, p->name);
+  /* A client holding the whole GPU blocks reconfiguring it: a GH200's -cgi
+   * failed "In use by another client" while nsys had /dev/nvidia0 open. */
+  if (procs_on(&e->st, gpu, -1, -2, pids, sizeof(pids)))
+    return gs_err_set(err, GS_E_IN_USE,
+                      "GPU %u is held by process %s outside any MIG device; end it (`gpuslice emu "
+                      "proc-rm --pid PID`) before creating GPU instances",
+                      gpu, pids);
   layout_of(g, &l);
   if (start >= 0)
     rc = gs_geom_check_add(err, g->model, &l, p, s = (unsigned)start);
@@ -343,7 +355,7 @@ static int create_gi(struct emu *e, struct gs_err *err, unsigned gpu,
     rc = choose_start(err, g, &l, p, &s);
   if (rc)
     return rc;
-  gi.id = gs_geom_gi_id(g->model, s, p->span);
+  gi.id = gs_geom_gi_id_as(g->model, g->swapped_ids, s, p->span);
   gi.profile = p;
   gi.start = s;
   insert_gi(g, &gi);
@@ -681,8 +693,13 @@ static void fill_mig_device(const struct gs__emu_state *st, unsigned gpu, const 
            gi->profile->id, c->id, c->profile_id, c->start);
   gs_hash128(seed, strlen(seed), h);
   gs_uuid_format(h, uuid);
-  snprintf(out->uuid, sizeof(out->uuid), "MIG-%s", uuid);
   snprintf(out->legacy_uuid, sizeof(out->legacy_uuid), "MIG-%.60s/%u/%u", info.uuid, gi->id, c->id);
+  /* Drivers before R470 named MIG devices by GPU UUID, GI and CI only
+   * (reference §8.2: "MIG-GPU-<uuid>/<gi>/<ci>"). */
+  if (st->driver.code < GS_GEOM_DRIVER(470, 0, 0))
+    snprintf(out->uuid, sizeof(out->uuid), "%s", out->legacy_uuid);
+  else
+    snprintf(out->uuid, sizeof(out->uuid), "MIG-%s", uuid);
   snprintf(out->name, sizeof(out->name), "%s", cp.name);
   out->gi_profile = gi->profile;
   out->memory_mib = gi->profile->memory_mib;
@@ -771,78 +788,30 @@ static void default_state_path(char *out, size_t size)
     snprintf(out, size, "/tmp/gpuslice-emu-%u.json", (unsigned)getuid());
 }
 
-int gs_emu_parse_spec(struct gs_err *err, const char *spec, const struct gs_geom_model *models[],
-                      unsigned max)
-{
-  char buf[512], *save = NULL, *item;
-  unsigned n = 0;
-  if (!spec || !*spec)
-    spec = "a100-40gb";
-  if (strlen(spec) >= sizeof(buf))
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate value is too long (%zu bytes)",
-                      strlen(spec));
-  snprintf(buf, sizeof(buf), "%s", spec);
-  for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    char *colon = strchr(item, ':'), *end = NULL;
-    unsigned long count = 1;
-    const struct gs_geom_model *m;
-    if (colon) {
-      *colon = 0;
-      count = strtoul(colon + 1, &end, 10);
-      if (!colon[1] || *end || count == 0 || count > max)
-        return gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                          "--emulate '%s': the count after ':' must be 1..%u (e.g. a100-40gb:8)",
-                          spec, max);
-    }
-    if (!(m = gs_geom_model_find(item)))
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                        "--emulate '%s': unknown GPU model '%s'; `gpuslice models` lists them",
-                        spec, item);
-    if (n + count > max)
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%s': at most %u GPUs", spec, max);
-    while (count--)
-      models[n++] = m;
-  }
-  if (n == 0)
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%s' names no GPU", spec);
-  return (int)n;
-}
-
-static bool same_machine(const struct gs__emu_state *st, const struct gs_geom_model *const models[],
-                         unsigned n)
-{
-  if (st->ngpu != n)
-    return false;
-  for (unsigned i = 0; i < n; i++)
-    if (st->gpu[i].model != models[i])
-      return false;
-  return true;
-}
-
 /* Loads the state, creating it from spec when absent; a state of another
  * machine than an explicit spec asks for is refused, never overwritten. */
 static int open_state(struct emu *e, struct gs_err *err, const char *spec)
 {
-  const struct gs_geom_model *models[GS_BACKEND_MAX_GPUS];
-  int n = gs_emu_parse_spec(err, spec, models, GS_BACKEND_MAX_GPUS);
-  int rc;
-  if (n < 0)
-    return n;
+  struct gs__emu_machine m;
+  int rc = gs__emu_machine_parse(err, spec, GS_BACKEND_MAX_GPUS, &m);
+  if (rc)
+    return rc;
   rc = gs__emu_state_load(err, e->path, true, &e->lock, &e->st);
   if (rc == GS_E_NOT_FOUND) {
     gs_err_clear(err);
-    gs__emu_state_init(&e->st, models, (unsigned)n);
+    gs__emu_machine_init(&e->st, &m);
     return commit(e, err);
   }
   if (rc)
     return rc;
-  if (spec && *spec && !same_machine(&e->st, models, (unsigned)n))
+  if (spec && *spec && !gs__emu_machine_same(&e->st, &m))
     return abort_with(e, gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                                    "emulator state %s holds another machine (%u GPU%s, GPU 0: %s) "
-                                    "than --emulate %s; run `gpuslice emu reset --emulate %s` to "
-                                    "replace it, or use --emu-state FILE for a separate machine",
+                                    "emulator state %s holds another machine (%u GPU%s, GPU 0: %s, "
+                                    "driver %s) than --emulate %s; run `gpuslice emu reset "
+                                    "--emulate %s` to replace it, or use --emu-state FILE for a "
+                                    "separate machine",
                                     e->path, e->st.ngpu, e->st.ngpu == 1 ? "" : "s",
-                                    e->st.gpu[0].model->key, spec, spec));
+                                    e->st.gpu[0].sku->key, e->st.driver.version, spec, spec));
   end(e);
   return 0;
 }
@@ -880,16 +849,26 @@ static int begin_control(struct gs_backend *b, struct gs_err *err)
   return begin(emu_of(b), err, true);
 }
 
+/* begin_control for one GPU's setting: the transaction is open on success. */
+static int begin_gpu_control(struct gs_backend *b, struct gs_err *err, unsigned gpu,
+                             struct gs__emu_gpu **g)
+{
+  int rc = begin_control(b, err);
+  if (rc == 0 && (rc = get_gpu(emu_of(b), err, gpu, g)) != 0)
+    abort_with(emu_of(b), rc);
+  return rc;
+}
+
 int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *spec)
 {
-  const struct gs_geom_model *models[GS_BACKEND_MAX_GPUS];
+  struct gs__emu_machine m;
   struct emu *e = calloc(1, sizeof(*e));
-  int n = gs_emu_parse_spec(err, spec, models, GS_BACKEND_MAX_GPUS), rc;
+  int rc = gs__emu_machine_parse(err, spec, GS_BACKEND_MAX_GPUS, &m);
   if (!e)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resetting the GPU emulator");
-  if (n < 0) {
+  if (rc) {
     free(e);
-    return n;
+    return rc;
   }
   if (state_path && *state_path)
     snprintf(e->path, sizeof(e->path), "%s", state_path);
@@ -899,31 +878,71 @@ int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *s
   if (rc == 0)
     rc = gs_file_lock(err, e->path, 1, &e->lock);
   if (rc == 0) {
-    gs__emu_state_init(&e->st, models, (unsigned)n);
+    gs__emu_machine_init(&e->st, &m);
     rc = commit(e, err);
   }
   free(e);
   return rc;
 }
 
-int gs_emu_reboot(struct gs_backend *b, struct gs_err *err)
+/* Instances never survive a reboot; MIG mode does only on Ampere, whose
+ * InfoROM keeps the (possibly pending) bit (reference §9). */
+static void reboot_machine(struct gs__emu_state *st)
 {
-  struct emu *e = emu_of(b);
-  int rc = begin_control(b, err);
-  if (rc)
-    return rc;
-  /* Instances never survive a reboot; MIG mode does only on Ampere, whose
-   * InfoROM keeps the (possibly pending) bit (reference §9). */
-  for (unsigned i = 0; i < e->st.ngpu; i++) {
-    struct gs__emu_gpu *g = &e->st.gpu[i];
+  for (unsigned i = 0; i < st->ngpu; i++) {
+    struct gs__emu_gpu *g = &st->gpu[i];
     g->ngi = 0;
     if (g->model->arch == GS_GEOM_AMPERE)
       g->mig_current = g->mig_pending;
     else
       g->mig_current = g->mig_pending = false;
   }
-  e->st.nproc = 0;
-  e->st.boots++;
+  st->nproc = 0;
+  st->boots++;
+}
+
+int gs_emu_reboot(struct gs_backend *b, struct gs_err *err)
+{
+  int rc = begin_control(b, err);
+  if (rc)
+    return rc;
+  reboot_machine(&emu_of(b)->st);
+  return commit(emu_of(b), err);
+}
+
+int gs_emu_set_driver(struct gs_backend *b, struct gs_err *err, const char *driver)
+{
+  struct emu *e = emu_of(b);
+  struct gs__emu_machine m = {.n = 0};
+  int rc;
+  if ((rc = gs_geom_driver_parse(err, driver, &m.driver)) != 0 ||
+      (rc = begin_control(b, err)) != 0)
+    return rc;
+  for (unsigned i = 0; i < e->st.ngpu; i++)
+    m.sku[m.n++] = e->st.gpu[i].sku;
+  if ((rc = need_root(e, err, 0)) != 0 || (rc = gs__emu_machine_check(err, &m)) != 0)
+    return abort_with(e, rc);
+  e->st.driver = m.driver;
+  for (unsigned i = 0; i < e->st.ngpu; i++)
+    e->st.gpu[i].model = gs_geom_model_at(m.sku[i]->model, m.driver.code);
+  reboot_machine(&e->st);
+  return commit(e, err);
+}
+
+int gs_emu_set_swapped_ids(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool swapped)
+{
+  struct emu *e = emu_of(b);
+  struct gs__emu_gpu *g = NULL;
+  int rc = begin_gpu_control(b, err, gpu, &g);
+  if (rc)
+    return rc;
+  /* Existing GIs carry ids of the old orientation. */
+  if (g->ngi && g->swapped_ids != swapped)
+    return abort_with(e, gs_err_set(err, GS_E_IN_USE,
+                                    "GPU %u has GPU instances numbered the other way; destroy them "
+                                    "first (`gpuslice gi destroy -i %u`)",
+                                    gpu, gpu));
+  g->swapped_ids = swapped;
   return commit(e, err);
 }
 
@@ -1006,15 +1025,12 @@ int gs_emu_proc_remove(struct gs_backend *b, struct gs_err *err, unsigned pid)
 
 int gs_emu_set_reset_blocked(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool blocked)
 {
-  struct emu *e = emu_of(b);
   struct gs__emu_gpu *g = NULL;
-  int rc = begin_control(b, err);
+  int rc = begin_gpu_control(b, err, gpu, &g);
   if (rc)
     return rc;
-  if ((rc = get_gpu(e, err, gpu, &g)) != 0)
-    return abort_with(e, rc);
   g->reset_blocked = blocked;
-  return commit(e, err);
+  return commit(emu_of(b), err);
 }
 
 int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on)

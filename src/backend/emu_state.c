@@ -19,6 +19,8 @@
 struct ctx {
   struct gs_err *err;
   const char *origin; /* the file, for messages */
+  json_int_t version; /* the file's format version */
+  const struct gs_geom_driver *driver; /* the machine's, read before its GPUs */
 };
 
 /* Messages quote keys, model names and jansson's view of the input: control
@@ -291,7 +293,7 @@ static int parse_cis(const struct ctx *c, const json_t *v, const char *path,
 /* One GPU instance: profile known to the model, start legal, id the one
  * the driver gives that placement, then its compute instances. */
 static int parse_gi(const struct ctx *c, const json_t *v, const char *path,
-                    const struct gs_geom_model *m, struct gs__emu_gi *gi)
+                    const struct gs_geom_model *m, bool swapped, struct gs__emu_gi *gi)
 {
   static const char *const keys[] = {"id", "profile_id", "start", "compute_instances"};
   unsigned profile_id, want;
@@ -319,7 +321,7 @@ static int parse_gi(const struct ctx *c, const json_t *v, const char *path,
     return corrupt(c, at, "%u is not a legal start for %s on %s (legal: %s)", gi->start,
                    gi->profile->name, m->key, legal);
   }
-  want = gs_geom_gi_id(m, gi->start, gi->profile->span);
+  want = gs_geom_gi_id_as(m, swapped, gi->start, gi->profile->span);
   if (gi->id != want) {
     join(at, path, "id");
     return corrupt(c, at, "%u is not the id of %s at %u:%u on %s, which is %u", gi->id,
@@ -347,7 +349,7 @@ static int parse_gis(const struct ctx *c, const json_t *v, const char *path,
                    json_array_size(arr));
   json_array_foreach(arr, i, e) {
     join_at(at, path, "gpu_instances", i);
-    if ((rc = parse_gi(c, e, at, g->model, &g->gi[i])))
+    if ((rc = parse_gi(c, e, at, g->model, g->swapped_ids, &g->gi[i])))
       return rc;
     for (size_t j = 0; j < i; j++)
       if (g->gi[j].id == g->gi[i].id) {
@@ -381,22 +383,32 @@ static void sort_gis(struct gs__emu_gpu *g)
 static int parse_gpu(const struct ctx *c, const json_t *v, const char *path, struct gs__emu_gpu *g)
 {
   static const char *const keys[] = {"model", "mig_current", "mig_pending", "reset_blocked",
-                                     "gpu_instances"};
+                                     "gpu_instances", "swapped_ids"};
+  /* version 1 had no swapped_ids: its GPUs are oriented as their model */
+  size_t nkeys = c->version == 1 ? GS_NITEMS(keys) - 1 : GS_NITEMS(keys);
   char at[PATH_SIZE];
   const char *model = NULL;
   size_t len = 0;
   int rc;
 
-  if ((rc = need_object(c, v, path)) || (rc = check_keys(c, v, path, keys, GS_NITEMS(keys))) ||
+  if ((rc = need_object(c, v, path)) || (rc = check_keys(c, v, path, keys, nkeys)) ||
       (rc = get_string(c, v, path, "model", &model, &len)) ||
       (rc = get_bool(c, v, path, "mig_current", &g->mig_current)) ||
       (rc = get_bool(c, v, path, "mig_pending", &g->mig_pending)) ||
       (rc = get_bool(c, v, path, "reset_blocked", &g->reset_blocked)))
     return rc;
-  if ((g->model = gs_geom_model_find(model)) == NULL) {
+  if ((g->sku = gs_geom_sku_find(model)) == NULL) {
     join(at, path, "model");
     return corrupt(c, at, "unknown GPU model \"%.64s\" (see `gpuslice models`)", model);
   }
+  if (c->driver->code < g->sku->model->mig_since) {
+    join(at, path, "model");
+    return corrupt(c, at, "%s has no MIG on driver %s", g->sku->key, c->driver->version);
+  }
+  g->model = gs_geom_model_at(g->sku->model, c->driver->code);
+  g->swapped_ids = g->model->swapped_ids;
+  if (c->version > 1 && (rc = get_bool(c, v, path, "swapped_ids", &g->swapped_ids)))
+    return rc;
   if ((rc = parse_gis(c, v, path, g)))
     return rc;
   sort_gis(g);
@@ -503,13 +515,33 @@ static int parse_procs(const struct ctx *c, const json_t *root, struct gs__emu_s
   return 0;
 }
 
+/* The machine's driver: a release gs_geom_driver_parse accepts. */
+static int parse_driver(const struct ctx *c, const json_t *root, struct gs_geom_driver *out)
+{
+  struct gs_err derr = {0};
+  const char *text = NULL;
+  size_t len = 0;
+  int rc;
+
+  if (c->version == 1) {
+    gs_geom_driver_default(out);
+    return 0;
+  }
+  if ((rc = get_string(c, root, "", "driver", &text, &len)))
+    return rc;
+  if (gs_geom_driver_parse(&derr, text, out) != 0 || strcmp(out->version, text) != 0)
+    return corrupt(c, "driver", "\"%.32s\" is not a driver release such as 535.183.01", text);
+  return 0;
+}
+
 /* format and version first: a foreign or newer file is reported as such,
  * not as a list of unknown keys. */
 static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_state *st)
 {
   static const char *const keys[] = {"format", "version", "enforce_root", "boots", "gpus",
-                                     "processes"};
+                                     "processes", "driver"};
   const json_t *format = json_object_get(root, "format");
+  struct ctx vc = *c;
   json_int_t version;
   int rc;
 
@@ -524,13 +556,17 @@ static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_st
     return corrupt(c, "version", "missing");
   if ((rc = get_int(c, root, "", "version", LLONG_MIN, LLONG_MAX, &version)))
     return rc;
-  if (version != GS__EMU_VERSION)
+  if (version != GS__EMU_VERSION && version != 1)
     return corrupt(c, "version", "%" JSON_INTEGER_FORMAT " is not supported (this gpuslice reads "
-                   "version %d)", version, GS__EMU_VERSION);
-  if ((rc = check_keys(c, root, "", keys, GS_NITEMS(keys))) ||
-      (rc = get_bool(c, root, "", "enforce_root", &st->enforce_root)) ||
-      (rc = get_uint(c, root, "", "boots", &st->boots)) || (rc = parse_gpus(c, root, st)) ||
-      (rc = parse_procs(c, root, st)))
+                   "versions 1 and %d)", version, GS__EMU_VERSION);
+  vc.version = version;
+  vc.driver = &st->driver;
+  /* version 1 had no driver: its machine runs the default one */
+  if ((rc = check_keys(&vc, root, "", keys, GS_NITEMS(keys) - (version == 1))) ||
+      (rc = parse_driver(&vc, root, &st->driver)) ||
+      (rc = get_bool(&vc, root, "", "enforce_root", &st->enforce_root)) ||
+      (rc = get_uint(&vc, root, "", "boots", &st->boots)) || (rc = parse_gpus(&vc, root, st)) ||
+      (rc = parse_procs(&vc, root, st)))
     return rc;
   return 0;
 }
@@ -538,7 +574,7 @@ static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_st
 int gs__emu_state_parse(struct gs_err *err, const char *origin, const char *text, size_t len,
                         struct gs__emu_state *st)
 {
-  struct ctx c = {err, origin ? origin : "emulator state"};
+  struct ctx c = {.err = err, .origin = origin ? origin : "emulator state"};
   json_error_t jerr;
   json_t *root;
   int rc;
@@ -572,7 +608,7 @@ static int check_dumpable(struct gs_err *err, const struct gs__emu_state *st)
                       GS_BACKEND_MAX_PROCS);
   for (unsigned i = 0; i < st->ngpu; i++) {
     const struct gs__emu_gpu *g = &st->gpu[i];
-    if (g->model == NULL || g->ngi > GS_GEOM_MAX_INSTANCES)
+    if (g->model == NULL || g->sku == NULL || g->ngi > GS_GEOM_MAX_INSTANCES)
       return gs_err_set(err, GS_E_INVALID_ARGUMENT, "emulator state: GPU %u has no model or "
                         "too many GPU instances (%u)", i, g->ngi);
     for (unsigned j = 0; j < g->ngi; j++)
@@ -620,9 +656,9 @@ static json_t *dump_gpu(const struct gs__emu_gpu *g)
       json_decref(gis);
       return NULL;
     }
-  return json_pack("{s:s, s:b, s:b, s:b, s:o}", "model", g->model->key, "mig_current",
+  return json_pack("{s:s, s:b, s:b, s:b, s:o, s:b}", "model", g->sku->key, "mig_current",
                    g->mig_current, "mig_pending", g->mig_pending, "reset_blocked",
-                   g->reset_blocked, "gpu_instances", gis);
+                   g->reset_blocked, "gpu_instances", gis, "swapped_ids", g->swapped_ids);
 }
 
 static json_t *dump_proc(const struct gs_proc_info *p)
@@ -643,9 +679,10 @@ static json_t *dump_root(const struct gs__emu_state *st)
     if (json_array_append_new(procs, dump_proc(&st->proc[i])) != 0)
       goto fail;
   /* "o" steals both arrays, also when packing fails */
-  return json_pack("{s:s, s:i, s:b, s:I, s:o, s:o}", "format", GS__EMU_FORMAT, "version",
+  return json_pack("{s:s, s:i, s:b, s:I, s:o, s:o, s:s}", "format", GS__EMU_FORMAT, "version",
                    GS__EMU_VERSION, "enforce_root", st->enforce_root, "boots",
-                   (json_int_t)st->boots, "gpus", gpus, "processes", procs);
+                   (json_int_t)st->boots, "gpus", gpus, "processes", procs, "driver",
+                   st->driver.version);
 fail:
   json_decref(gpus);
   json_decref(procs);
@@ -752,7 +789,11 @@ void gs__emu_state_init(struct gs__emu_state *st, const struct gs_geom_model *co
   memset(st, 0, sizeof(*st));
   if (n > GS_BACKEND_MAX_GPUS)
     n = GS_BACKEND_MAX_GPUS;
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < n; i++) {
     st->gpu[i].model = models[i];
+    st->gpu[i].sku = gs_geom_sku_find(models[i]->key);
+    st->gpu[i].swapped_ids = models[i]->swapped_ids;
+  }
   st->ngpu = n;
+  gs_geom_driver_default(&st->driver);
 }

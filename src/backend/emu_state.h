@@ -7,7 +7,7 @@
 #include "backend/internal.h"
 
 #define GS__EMU_FORMAT "gpuslice-emu-state"
-#define GS__EMU_VERSION 1
+#define GS__EMU_VERSION 2 /* 2 added driver and swapped_ids; 1 is still read */
 #define GS__EMU_MAX_FILE (4u << 20)
 
 struct gs__emu_ci {
@@ -25,7 +25,9 @@ struct gs__emu_gi {
 };
 
 struct gs__emu_gpu {
-  const struct gs_geom_model *model;
+  const struct gs_geom_model *model; /* the board's model as the machine's driver shows it */
+  const struct gs_geom_sku *sku;     /* the board: name and PCI ids */
+  bool swapped_ids;                  /* this board's GI-ID orientation (boards differ) */
   bool mig_current, mig_pending;
   bool reset_blocked;           /* emulates VM passthrough: no GPU reset allowed */
   unsigned ngi;
@@ -39,7 +41,26 @@ struct gs__emu_state {
   struct gs_proc_info proc[GS_BACKEND_MAX_PROCS];
   bool enforce_root;
   unsigned boots;               /* emulated reboots so far */
+  struct gs_geom_driver driver; /* the machine's NVIDIA driver */
 };
+
+/* What --emulate names (emu_spec.c): boards and the machine's driver. */
+struct gs__emu_machine {
+  const struct gs_geom_sku *sku[GS_BACKEND_MAX_GPUS];
+  unsigned n;
+  struct gs_geom_driver driver;
+};
+
+/* "model[:count],...[@driver]" (NULL or "": one a100-40gb); no driver: the
+ * newest known. Every board must have MIG on the driver. */
+int gs__emu_machine_parse(struct gs_err *err, const char *spec, unsigned max,
+                          struct gs__emu_machine *out);
+/* GS_E_INVALID_ARGUMENT naming the first board without MIG on m's driver. */
+int gs__emu_machine_check(struct gs_err *err, const struct gs__emu_machine *m);
+/* A fresh state of m: MIG off, no instances. */
+void gs__emu_machine_init(struct gs__emu_state *st, const struct gs__emu_machine *m);
+/* Whether st is the machine m names (boards and driver). */
+bool gs__emu_machine_same(const struct gs__emu_state *st, const struct gs__emu_machine *m);
 
 /* Serializes st as the state file's JSON text (heap, caller frees). */
 int gs__emu_state_dump(struct gs_err *err, const struct gs__emu_state *st, char **text);
@@ -54,7 +75,8 @@ int gs__emu_state_load(struct gs_err *err, const char *path, bool for_write,
                        struct gs_file_lock *lock, struct gs__emu_state *st);
 /* Writes st to path atomically; the caller holds the exclusive lock. */
 int gs__emu_state_save(struct gs_err *err, const char *path, const struct gs__emu_state *st);
-/* Fills st with a fresh machine of the given models (MIG off, no instances). */
+/* Fills st with a fresh machine of the given models (MIG off, no instances),
+ * each its model's own board and usual orientation, on the default driver. */
 void gs__emu_state_init(struct gs__emu_state *st, const struct gs_geom_model *const models[],
                         unsigned n);
 

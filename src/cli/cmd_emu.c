@@ -14,6 +14,7 @@ static int run_status(struct cli *c, int argc, char **argv)
   struct gs_backend *b;
   struct gs_err err = {0};
   unsigned ngpu = 0;
+  char driver[GS_GEOM_DRIVER_SIZE];
   json_t *gpus, *jprocs;
   int rc, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
   if (first <= 0)
@@ -28,6 +29,7 @@ static int run_status(struct cli *c, int argc, char **argv)
   jprocs = json_array();
   if (!c->json)
     printf("emulated machine, state file %s\n", gs_emu_state_path(b));
+  driver[0] = 0;
   for (unsigned g = 0; g < ngpu && rc == 0; g++) {
     struct gs_gpu_info info;
     unsigned np = 0;
@@ -35,11 +37,15 @@ static int run_status(struct cli *c, int argc, char **argv)
       rc = cli_fail(&err);
       break;
     }
-    json_array_append_new(gpus, json_pack("{s:i, s:s, s:b, s:b}", "gpu", g, "model",
-                                          info.model->key, "mig_current", info.mig_current,
-                                          "mig_pending", info.mig_pending));
+    json_array_append_new(gpus, json_pack("{s:i, s:s, s:s, s:b, s:b}", "gpu", g, "model",
+                                          info.model->key, "name", info.name, "mig_current",
+                                          info.mig_current, "mig_pending", info.mig_pending));
+    if (!c->json && !driver[0])
+      printf("driver %s (CUDA %u.%u)\n", info.driver, info.cuda_version / 1000,
+             info.cuda_version % 1000 / 10);
+    snprintf(driver, sizeof(driver), "%s", info.driver);
     if (!c->json)
-      printf("GPU %u: %-14s MIG %s (pending %s)\n", g, info.model->key,
+      printf("GPU %u: %-14s %s, MIG %s (pending %s)\n", g, info.model->key, info.name,
              info.mig_current ? "enabled" : "disabled", info.mig_pending ? "enabled" : "disabled");
     for (unsigned k = 0; k < np; k++) {
       json_array_append_new(jprocs, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "pid", procs[k].pid,
@@ -53,8 +59,8 @@ static int run_status(struct cli *c, int argc, char **argv)
   }
   free(procs);
   if (rc == 0 && c->json)
-    return cli_print_json(json_pack("{s:s, s:o, s:o}", "state", gs_emu_state_path(b), "gpus", gpus,
-                                    "processes", jprocs));
+    return cli_print_json(json_pack("{s:s, s:s, s:o, s:o}", "state", gs_emu_state_path(b),
+                                    "driver", driver, "gpus", gpus, "processes", jprocs));
   json_decref(gpus);
   json_decref(jprocs);
   return rc;
@@ -228,6 +234,8 @@ static int run_proc_rm(struct cli *c, int argc, char **argv)
 
 struct set_opts {
   int enforce_root, reset_blocked;  /* -1 unchanged, 0 off, 1 on */
+  int swapped_ids;                  /* -1 unchanged, 0 straight, 1 swapped */
+  const char *driver;               /* NULL: unchanged */
 };
 
 static int on_off(const char *value, const char *what, int *out)
@@ -249,38 +257,57 @@ static int on_set_opt(struct cli *c, int ch, const char *value, void *arg)
     return on_off(value, "--enforce-root", &o->enforce_root);
   if (ch == 'B')
     return on_off(value, "--reset-blocked", &o->reset_blocked);
+  if (ch == 'D') {
+    o->driver = value;
+    return 0;
+  }
+  if (ch == 'G') {
+    if (strcmp(value, "straight") == 0 || strcmp(value, "swapped") == 0) {
+      o->swapped_ids = value[1] == 'w';
+      return 0;
+    }
+    return cli_usage("--gi-ids '%s': expected straight or swapped", value);
+  }
   return cli_usage("unexpected option");
 }
 
 static int run_set(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
-      "gpuslice emu set [--enforce-root on|off] [-i GPUS --reset-blocked on|off]\n"
+      "gpuslice emu set [--enforce-root on|off] [--driver VERSION]\n"
+      "                 [-i GPUS --reset-blocked on|off] [-i GPUS --gi-ids straight|swapped]\n"
       "  --enforce-root   non-root callers get NO_PERMISSION for MIG changes, as with NVML\n"
-      "  --reset-blocked  the GPU cannot be reset (VM passthrough): Ampere mode changes stay pending";
+      "  --driver         install another driver (535, 535.183.01) and reboot: its tables apply\n"
+      "  --reset-blocked  the GPU cannot be reset (VM passthrough): Ampere mode changes stay pending\n"
+      "  --gi-ids         how this board numbers its GPU instances (boards of a model differ)";
   static const struct option extra[] = {
       {"enforce-root", required_argument, NULL, 'R'},
       {"reset-blocked", required_argument, NULL, 'B'},
+      {"driver", required_argument, NULL, 'D'},
+      {"gi-ids", required_argument, NULL, 'G'},
       {0},
   };
-  struct set_opts o = {-1, -1};
+  struct set_opts o = {-1, -1, -1, NULL};
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
   struct gs_backend *b;
   int n, rc, first = cli_getopt(c, argc, argv, usage, extra, on_set_opt, &o);
   if (first <= 0)
     return -first;
-  if (o.enforce_root < 0 && o.reset_blocked < 0)
+  if (o.enforce_root < 0 && o.reset_blocked < 0 && o.swapped_ids < 0 && !o.driver)
     return cli_usage("emu set: nothing to set; usage: %s", usage);
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (o.enforce_root >= 0 && gs_emu_set_enforce_root(b, &err, o.enforce_root) != 0)
     return cli_fail(&err);
-  if (o.reset_blocked >= 0) {
+  if (o.driver && gs_emu_set_driver(b, &err, o.driver) != 0)
+    return cli_fail(&err);
+  if (o.reset_blocked >= 0 || o.swapped_ids >= 0) {
     if ((n = cli_select_gpus(c, gpus)) < 0)
       return -n;
     for (int i = 0; i < n; i++)
-      if (gs_emu_set_reset_blocked(b, &err, gpus[i], o.reset_blocked) != 0)
+      if ((o.reset_blocked >= 0 && gs_emu_set_reset_blocked(b, &err, gpus[i], o.reset_blocked)) ||
+          (o.swapped_ids >= 0 && gs_emu_set_swapped_ids(b, &err, gpus[i], o.swapped_ids)))
         return cli_fail(&err);
   }
   printf("Emulator settings updated\n");

@@ -344,15 +344,20 @@ static int on_gi_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
+/* Destroys the GIs asked for, in order, stopping at the first that cannot
+ * go as nvidia-smi -dgi does ("Unable to destroy GPU instance ID 3 from GPU
+ * 0: In use by another client", a real transcript); *why gets its code. */
 static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, const char *gi_list,
-                          unsigned *destroyed)
+                          unsigned *destroyed, int *why)
 {
   struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
   unsigned ids[GS_GEOM_MAX_INSTANCES * 2], nid = 0, ngi = 0;
   struct gs_err err = {0};
-  int rc = GS_EXIT_OK, k;
-  if (b->ops->gi_list(b, &err, info->index, gis, &ngi) != 0)
+  int k;
+  if (b->ops->gi_list(b, &err, info->index, gis, &ngi) != 0) {
+    *why = err.code;
     return cli_fail(&err);
+  }
   if (gi_list) {
     if ((k = cli_parse_ids(gi_list, "--gi", ids, GS_NITEMS(ids))) < 0)
       return GS_EXIT_USAGE;
@@ -365,13 +370,13 @@ static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, 
     if (b->ops->gi_destroy(b, &err, info->index, ids[g]) != 0) {
       printf("Unable to destroy GPU instance ID %2u from GPU %2u: %s\n", ids[g], info->index,
              gs_code_text(err.code));
-      rc = cli_fail(&err);
-      continue;
+      *why = err.code;
+      return cli_fail(&err);
     }
     (*destroyed)++;
     printf("Successfully destroyed GPU instance ID %2u from GPU %2u\n", ids[g], info->index);
   }
-  return rc;
+  return GS_EXIT_OK;
 }
 
 static int run_destroy(struct cli *c, int argc, char **argv)
@@ -383,7 +388,8 @@ static int run_destroy(struct cli *c, int argc, char **argv)
   const char *gi_list = NULL;
   char gbuf[12];
   unsigned destroyed = 0;
-  int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_gi_opt, &gi_list);
+  int n, why = 0, rc = GS_EXIT_OK;
+  int first = cli_getopt(c, argc, argv, usage, extra, on_gi_opt, &gi_list);
   if (first <= 0)
     return -first;
   if (first < argc)
@@ -393,17 +399,14 @@ static int run_destroy(struct cli *c, int argc, char **argv)
     return -n;
   if (cli_mig_narrow(c, &gi_list, NULL, gbuf, NULL) != 0)
     return GS_EXIT_USAGE;
-  for (int i = 0; i < n; i++) {
-    int r;
+  for (int i = 0; i < n && rc == GS_EXIT_OK; i++) {
     if (!infos[i].mig_current && !c->gpus)
       continue;
-    r = destroy_on_gpu(b, &infos[i], gi_list, &destroyed);
-    if (r && !rc)
-      rc = r;
+    rc = destroy_on_gpu(b, &infos[i], gi_list, &destroyed, &why);
   }
-  if (rc != GS_EXIT_OK)
-    printf("Failed to destroy GPU instances\n");
-  else if (destroyed == 0)
+  if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
+    printf("Failed to destroy GPU instances: %s\n", gs_code_text(why));
+  else if (rc == GS_EXIT_OK && destroyed == 0)
     printf("No GPU instances found: Not Found\n");
   return rc;
 }

@@ -198,6 +198,28 @@ static const char *arch_name(enum gs_geom_arch a)
   return a == GS_GEOM_AMPERE ? "Ampere" : a == GS_GEOM_HOPPER ? "Hopper" : "Blackwell";
 }
 
+/* The boards over model m (its own first), as --emulate accepts them: their
+ * NVML names and PCI device/subsystem ids (docs/models.md, "Boards"). */
+static json_t *boards_of(const struct cli *c, const struct gs_geom_model *m)
+{
+  unsigned n;
+  const struct gs_geom_sku *const *all = gs_geom_skus(&n);
+  json_t *arr = json_array();
+  for (unsigned i = 0; i < n; i++) {
+    char pci[16], sub[16];
+    if (all[i]->model != m)
+      continue;
+    snprintf(pci, sizeof(pci), "0x%08X", all[i]->pci_id);
+    snprintf(sub, sizeof(sub), "0x%08X", all[i]->subsystem_id);
+    if (c->json)
+      json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "key", all[i]->key, "name",
+                                           all[i]->name, "pci_id", pci, "subsystem_id", sub));
+    else
+      printf("  board %-16s %-55s %s %s\n", all[i]->key, all[i]->name, pci, sub);
+  }
+  return arr;
+}
+
 static int run_models(struct cli *c, int argc, char **argv)
 {
   static const char usage[] = "gpuslice models [--json]";
@@ -219,15 +241,18 @@ static int run_models(struct cli *c, int argc, char **argv)
     char pci[16];
     snprintf(pci, sizeof(pci), "0x%08X", m->pci_id);
     if (c->json)
-      json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i}", "key",
+      json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:o}", "key",
                                            m->key, "name", m->name, "aliases", m->aliases ? m->aliases : "",
                                            "pci_id", pci, "arch", arch_name(m->arch),
                                            "compute_slices", m->compute_slices, "memory_slices",
                                            m->grid / m->leaf_span, "memory_mib", m->memory_mib,
-                                           "profiles", m->ngi, "maximal_layouts", layouts));
-    else
+                                           "profiles", m->ngi, "maximal_layouts", layouts,
+                                           "boards", boards_of(c, m)));
+    else {
       printf("%-16s %-46s %-10s %-9s %3u/%-3u %8u %8u\n", m->key, m->name, pci, arch_name(m->arch),
              m->compute_slices, m->grid / m->leaf_span, m->ngi, layouts);
+      json_decref(boards_of(c, m));
+    }
   }
   if (c->json)
     return cli_print_json(arr);

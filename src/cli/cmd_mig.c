@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include <getopt.h>
+#include <stdio.h>
 
 static const char mode_usage[] = "gpuslice mig enable|disable [-i GPUS]";
 
@@ -11,22 +12,35 @@ static const char *mode_word(bool on)
   return on ? "Enabled" : "Disabled";
 }
 
-/* Reports one GPU's outcome as nvidia-smi does, including the pending case. */
-static void report_mode(const struct gs_gpu_info *info, bool enable, int activation)
+/* Reports one GPU's outcome word for word as nvidia-smi does (the MIG user
+ * guide's transcripts): the activation code follows the bus id without a
+ * space. When the reset is refused (a VM), nvidia-smi prints "Not Supported"
+ * where NVML's activationStatus is RESET_REQUIRED. The emulator's own way to
+ * reset or reboot goes to stderr, so stdout stays nvidia-smi's. */
+static void report_mode(const struct cli *c, bool emulated, const struct gs_gpu_info *info,
+                        bool enable, int activation)
 {
+  const char *bus = info->pci_bus_id;
   if (activation == 0) {
-    printf("%s MIG Mode for GPU %s\n", enable ? "Enabled" : "Disabled", info->pci_bus_id);
+    printf("%s MIG Mode for GPU %s\n", enable ? "Enabled" : "Disabled", bus);
     return;
   }
-  printf("Warning: MIG mode is in pending %s state for GPU %s: %s\n", enable ? "enable" : "disable",
-         info->pci_bus_id, gs_code_text(activation));
+  printf("Warning: MIG mode is in pending %s state for GPU %s:%s\n", enable ? "enable" : "disable",
+         bus, gs_code_text(activation == GS_E_RESET_REQUIRED ? GS_E_NOT_SUPPORTED : activation));
   if (activation == GS_E_IN_USE)
-    printf("Processes still use GPU %u; stop them and retry, or reset the GPU "
-           "(`gpuslice emu gpu-reset -i %u`) or reboot to make the mode effective.\n",
-           info->index, info->index);
+    printf("%s is currently being used by one or more other processes (e.g. CUDA application or a "
+           "monitoring application such as another instance of nvidia-smi). Please first kill all "
+           "processes using the device and retry the command or reboot the system to make MIG "
+           "mode effective.\n",
+           bus);
   else
-    printf("This GPU cannot be reset here; reboot (`gpuslice emu reboot`) to make the mode "
-           "effective.\n");
+    printf("Reboot the system or try nvidia-smi --gpu-reset to make MIG mode effective on GPU "
+           "%s\n",
+           bus);
+  if (emulated && !c->quiet)
+    fprintf(stderr, "gpuslice: emulated: `gpuslice emu %s` applies the pending mode\n",
+            activation == GS_E_IN_USE ? "proc-rm --pid PID` then `gpuslice emu gpu-reset -i N"
+                                      : "reboot");
 }
 
 static int set_mode(struct cli *c, int argc, char **argv, bool enable)
@@ -50,7 +64,7 @@ static int set_mode(struct cli *c, int argc, char **argv, bool enable)
       rc = cli_fail(&err);
       continue;
     }
-    report_mode(&info, enable, activation);
+    report_mode(c, gs_emu_state_path(b) != NULL, &info, enable, activation);
   }
   if (rc == GS_EXIT_OK)
     printf("All done.\n");

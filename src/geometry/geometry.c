@@ -2,7 +2,7 @@
  * models.c: finding models and profiles by what users type, legal and
  * automatic placements, GPU-instance IDs, compute-instance profiles, and the
  * validation and enumeration of layouts. Pure logic: no I/O, no allocation. */
-#include "geometry/geometry.h"
+#include "geometry/internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ static bool is_all_digits(const char *s)
 }
 
 /* True when `what` equals one entry of a comma-separated list, ignoring case. */
-static bool list_has(const char *list, const char *what)
+bool gs__geom_list_has(const char *list, const char *what)
 {
   size_t n = strlen(what);
   while (list && *list) {
@@ -36,7 +36,8 @@ static bool list_has(const char *list, const char *what)
   return false;
 }
 
-static bool model_matches_pci(const struct gs_geom_model *m, const char *what)
+/* "0x20B010DE" (mig-parted's device-filter form) or the bare "0x20B0". */
+bool gs__geom_matches_pci(unsigned pci_id, const char *what)
 {
   char *end;
   unsigned long v;
@@ -45,28 +46,33 @@ static bool model_matches_pci(const struct gs_geom_model *m, const char *what)
   v = strtoul(what + 2, &end, 16);
   if (*end || end == what + 2)
     return false;
-  /* "0x20B010DE" (mig-parted's device-filter form) or the bare "0x20B0". */
-  return v == m->pci_id || (v <= 0xffff && v == m->pci_id >> 16);
+  return v == pci_id || (v <= 0xffff && v == pci_id >> 16);
+}
+
+/* A model by its key or one of its aliases; boards are skus.c's. */
+const struct gs_geom_model *gs__geom_model_named(const char *what)
+{
+  unsigned n, i;
+  const struct gs_geom_model *const *all = gs_geom_models(&n);
+  /* NVML names of sister SKUs ("NVIDIA A800-SXM4-80GB") match their alias. */
+  const char *bare = strncasecmp(what, "NVIDIA ", 7) == 0 ? what + 7 : what;
+  for (i = 0; i < n; i++)
+    if (strcasecmp(all[i]->key, what) == 0 || gs__geom_list_has(all[i]->aliases, bare))
+      return all[i];
+  return NULL;
 }
 
 const struct gs_geom_model *gs_geom_model_find(const char *what)
 {
-  unsigned n, i;
-  const struct gs_geom_model *const *all = gs_geom_models(&n);
-  const char *bare;
-  if (!what)
-    return NULL;
-  /* NVML names of sister SKUs ("NVIDIA A800-SXM4-80GB") match their alias. */
-  bare = strncasecmp(what, "NVIDIA ", 7) == 0 ? what + 7 : what;
-  for (i = 0; i < n; i++) {
-    const struct gs_geom_model *m = all[i];
-    const char *short_name = strncasecmp(m->name, "NVIDIA ", 7) == 0 ? m->name + 7 : m->name;
-    if (strcasecmp(m->key, what) == 0 || list_has(m->aliases, bare) ||
-        strcasecmp(m->name, what) == 0 || strcasecmp(short_name, what) == 0 ||
-        model_matches_pci(m, what))
-      return m;
-  }
-  return NULL;
+  const struct gs_geom_sku *sku = what ? gs_geom_sku_find(what) : NULL;
+  return sku ? sku->model : NULL;
+}
+
+const struct gs_geom_model *gs_geom_model_at(const struct gs_geom_model *m, unsigned driver)
+{
+  while (m->before && driver < m->since)
+    m = m->before;
+  return m;
 }
 
 /* nvidia-smi accepts "MIG 1g.5gb" as well as "1g.5gb". */
@@ -113,12 +119,17 @@ unsigned gs_geom_gi_starts(const struct gs_geom_gi_profile *p, unsigned starts[G
 
 /* Observed on A100 and H100 (reference §8.1): with no placement given the
  * driver fills the right half first, taking its last slot before the others
- * (1g: 6,4,5, then 0,1,2,3; 2g: 4 then 0,2; 3g: 4 then 0). */
+ * (1g: 6,4,5, then 0,1,2,3; 2g: 4 then 0,2; 3g: 4 then 0). The 4-slot GPUs
+ * fill from the left instead: an A30 put 1g.6gb at 0 then 1, then 2g.12gb at
+ * 2 (T-A30, driver 535.183.01); an RTX PRO 6000 put four 1g.24gb at 0, 3, 6,
+ * 9, and a 2g.48gb first at 0 (a published blog's transcripts). */
 unsigned gs_geom_gi_auto_order(const struct gs_geom_model *m, const struct gs_geom_gi_profile *p,
                                unsigned starts[GS_GEOM_MAX_GRID])
 {
   unsigned all[GS_GEOM_MAX_GRID], n = gs_geom_gi_starts(p, all), out = 0, half = m->grid / 2;
   unsigned first_right = n, i;
+  if (m->auto_from_left)
+    return gs_geom_gi_starts(p, starts);
   for (i = 0; i < n; i++)
     if (all[i] >= half) {
       first_right = i;
@@ -146,6 +157,12 @@ static unsigned log2u(unsigned v)
 
 unsigned gs_geom_gi_id(const struct gs_geom_model *m, unsigned start, unsigned span)
 {
+  return gs_geom_gi_id_as(m, m->swapped_ids, start, span);
+}
+
+unsigned gs_geom_gi_id_as(const struct gs_geom_model *m, bool swapped, unsigned start,
+                          unsigned span)
+{
   unsigned leaves = m->grid / m->leaf_span;
   unsigned size = span / m->leaf_span, leaf = start / m->leaf_span;
   unsigned level, k;
@@ -153,7 +170,7 @@ unsigned gs_geom_gi_id(const struct gs_geom_model *m, unsigned start, unsigned s
     size = 1;
   level = log2u(leaves / size);
   k = leaf / size;
-  if (m->swapped_ids && level >= 1)
+  if (swapped && level >= 1)
     k ^= 1u << (level - 1);
   return (1u << level) - 1 + k;
 }
@@ -169,14 +186,17 @@ static int ci_enum_of(unsigned c)
 
 /* SMs of a c-slice CI: those of the model's plain c-slice GI profile, the
  * same hardware (reference §5.2: three 1c CIs in a 3g show 14 SMs each). */
-static unsigned ci_sms(const struct gs_geom_model *m, const struct gs_geom_gi_profile *gi, unsigned c)
+static unsigned plain_sms(const struct gs_geom_model *m, unsigned c, unsigned otherwise)
 {
-  if (c == gi->compute_slices)
-    return gi->sms;
   for (unsigned i = 0; i < m->ngi; i++)
     if (m->gi[i].compute_slices == c && m->gi[i].media == GS_GEOM_MEDIA_SHARED && !m->gi[i].gfx)
       return m->gi[i].sms;
-  return gi->sms * c / gi->compute_slices;
+  return otherwise;
+}
+
+static unsigned ci_sms(const struct gs_geom_model *m, const struct gs_geom_gi_profile *gi, unsigned c)
+{
+  return c == gi->compute_slices ? gi->sms : plain_sms(m, c, gi->sms * c / gi->compute_slices);
 }
 
 static unsigned round_up_pow2(unsigned v)
@@ -208,6 +228,25 @@ static void fill_ci_profile(const struct gs_geom_model *m, const struct gs_geom_
     snprintf(out->name, sizeof(out->name), "%uc.%s", c, gi->name);
 }
 
+/* The double-memory 1g GI of Hopper and later has more SMs than the plain
+ * 1g. Its default CI is NVML's 1_SLICE_REV1 (ID 7) with all of them: a GH200
+ * 96GB's `-cgi 15 -C` reported "MIG 1g.24gb (ID 7)". The plain 1_SLICE (ID 0)
+ * is offered beside it on the same slice (go-nvlib PR #85; the k8s DRA
+ * driver's issue #1480 found the two "conflict"); named (assumed) 1c.<GI>,
+ * with the plain 1g's SMs. */
+static unsigned rev1_ci_profiles(const struct gs_geom_model *m, const struct gs_geom_gi_profile *gi,
+                                 struct gs_geom_ci_profile out[2])
+{
+  fill_ci_profile(m, gi, 1, &out[1]);
+  out[1].id = GS__GEOM_CI_1_SLICE_REV1;
+  out[0] = out[1];
+  out[0].id = (unsigned)ci_enum_of(1);
+  out[0].is_default = false;
+  out[0].sms = plain_sms(m, 1, gi->sms);
+  snprintf(out[0].name, sizeof(out[0].name), "1c.%s", gi->name);
+  return 2;
+}
+
 unsigned gs_geom_ci_profiles(const struct gs_geom_model *m, const struct gs_geom_gi_profile *gi,
                              struct gs_geom_ci_profile out[GS_GEOM_MAX_CI_PROFILES])
 {
@@ -215,6 +254,8 @@ unsigned gs_geom_ci_profiles(const struct gs_geom_model *m, const struct gs_geom
    * CI fits a g-slice GI when c == g, or c < g and 2c <= g + 1. */
   static const unsigned by_id[] = {1, 2, 3, 4, 7, 8, 6};
   unsigned n = 0, g = gi->compute_slices;
+  if (m->rev1_ci && gi->nvml_enum == GS__GEOM_PROF_1_SLICE_REV2)
+    return rev1_ci_profiles(m, gi, out);
   for (unsigned i = 0; i < GS_NITEMS(by_id) && n < GS_GEOM_MAX_CI_PROFILES; i++) {
     unsigned c = by_id[i];
     if (c == g || (c < g && 2 * c <= g + 1))
@@ -322,6 +363,30 @@ static int check_media(struct gs_err *err, const struct gs_geom_layout *l, unsig
   return 0;
 }
 
+/* Drivers before R510 refused a 4g beside a 3g (UG Concepts: "prior to
+ * NVIDIA driver release R510, the combination of a (4 memory, 4 compute) and
+ * a (4 memory, 3 compute) profile was not supported"). p against the first n
+ * slots of l, or only their placed ones, as check_media. */
+static int check_4g_3g(struct gs_err *err, const struct gs_geom_model *m,
+                       const struct gs_geom_layout *l, unsigned n, bool placed_only,
+                       const struct gs_geom_gi_profile *p)
+{
+  char at[16];
+  if (!m->no_4g_3g || p->span * 2 != m->grid || (p->compute_slices != 3 && p->compute_slices != 4))
+    return 0;
+  for (unsigned i = 0; i < n; i++) {
+    const struct gs_geom_gi_profile *q = l->slot[i].profile;
+    if ((placed_only && l->slot[i].start < 0) || q->span != p->span ||
+        q->compute_slices + p->compute_slices != 7)
+      continue;
+    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES,
+                      "%s cannot sit beside %s%s: drivers before R510 allow no 4g and 3g "
+                      "instances together (emulate a later driver, e.g. @510)",
+                      p->name, q->name, slot_where(&l->slot[i], at));
+  }
+  return 0;
+}
+
 int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
                       const struct gs_geom_layout *l, const struct gs_geom_gi_profile *p,
                       unsigned start)
@@ -355,7 +420,7 @@ int gs_geom_check_add(struct gs_err *err, const struct gs_geom_model *m,
                       "%s needs %u compute slice%s but only %u of %u are free", p->name,
                       p->compute_slices, p->compute_slices == 1 ? "" : "s",
                       m->compute_slices - compute, m->compute_slices);
-  if (check_media(err, l, l->n, true, p) != 0)
+  if (check_media(err, l, l->n, true, p) != 0 || check_4g_3g(err, m, l, l->n, true, p) != 0)
     return GS_E_INSUFFICIENT_RESOURCES;
   for (unsigned i = 0; i < l->n; i++) {
     const struct gs_geom_slot *s = &l->slot[i];
@@ -443,7 +508,7 @@ static int check_totals(struct gs_err *err, const struct gs_geom_model *m,
                         "the layout has %u %s instances but one %s holds at most %u (see "
                         "`gpuslice layouts %s`)",
                         same, p->name, m->key, p->max_count, m->key);
-    if (check_media(err, l, i, false, p) != 0)
+    if (check_media(err, l, i, false, p) != 0 || check_4g_3g(err, m, l, i, false, p) != 0)
       return GS_E_INSUFFICIENT_RESOURCES;
     compute += p->compute_slices;
     span += p->span;

@@ -56,6 +56,9 @@ struct gs_geom_ci_profile {
   bool is_default;              /* the "*" profile: the whole GI */
 };
 
+/* One model's tables as one range of driver releases shows them. The newest
+ * record is the model (gs_geom_models); older drivers' tables hang off it by
+ * `before` (gs_geom_model_at). Every record of a chain has the same key. */
 struct gs_geom_model {
   const char *key;             /* "a100-40gb": what users type */
   const char *name;            /* "NVIDIA A100-SXM4-40GB": what NVML's GetName reports */
@@ -67,10 +70,39 @@ struct gs_geom_model {
   unsigned leaf_span;          /* grid units of the smallest slot (3 on RTX PRO 6000) */
   unsigned memory_mib;         /* whole-GPU total outside MIG mode */
   unsigned sms;                /* whole-GPU SMs outside MIG mode */
-  bool swapped_ids;            /* GI-ID tree orientation, see gs_geom_gi_id() */
+  bool swapped_ids;            /* GI-ID tree orientation most boards show, see gs_geom_gi_id() */
+  bool auto_from_left;         /* automatic placement fills from slot 0 (the 4-slot GPUs) */
+  bool rev1_ci;                /* the double-memory 1g GI's CI is NVML's 1_SLICE_REV1 (ID 7) */
+  bool no_4g_3g;               /* drivers before R510: a 4g and a 3g may not coexist */
   const struct gs_geom_gi_profile *gi;
   unsigned ngi;
   const char *source;          /* where the facts come from (reference tags) */
+  unsigned mig_since;          /* the first driver with MIG on this model (GS_GEOM_DRIVER) */
+  unsigned since;              /* the first driver these tables hold for; 0: every older one */
+  const struct gs_geom_model *before; /* the tables of drivers before `since`, or NULL */
+};
+
+/* One board the emulator can be: a name and PCI ids of its own over a
+ * model's tables (an A100-PCIE-40GB is an a100-40gb). Every model's own
+ * board is one too, under the model's key. */
+struct gs_geom_sku {
+  const char *key;             /* "a100-pcie-40gb" */
+  const char *name;            /* "NVIDIA A100-PCIE-40GB": NVML's GetName */
+  unsigned pci_id;             /* 0x20F110DE: device << 16 | vendor */
+  unsigned subsystem_id;       /* 0x145F10DE: subsystem device << 16 | subsystem vendor */
+  const struct gs_geom_model *model;
+  const char *source;          /* where the ids come from */
+};
+
+/* A driver release as a number that orders releases: 535.183.01 is
+ * GS_GEOM_DRIVER(535, 183, 1). */
+#define GS_GEOM_DRIVER(major, minor, patch) ((major) * 1000000u + (minor) * 1000u + (patch))
+#define GS_GEOM_DRIVER_SIZE 24
+
+struct gs_geom_driver {
+  char version[GS_GEOM_DRIVER_SIZE]; /* "535.183.01", as nvidia-smi prints it */
+  unsigned code;                     /* GS_GEOM_DRIVER(535, 183, 1) */
+  unsigned cuda;                     /* the CUDA version it reports: 12020 for 12.2 */
 };
 
 /* One GI in a layout. start < 0 means "anywhere legal" (validation picks). */
@@ -86,22 +118,41 @@ struct gs_geom_layout {
 
 /* --- models and profiles --- */
 const struct gs_geom_model *const *gs_geom_models(unsigned *count);
-/* Finds a model by key, alias, NVML name (with or without "NVIDIA "), or PCI id
- * ("0x20B010DE"), case-insensitively. NULL when unknown. */
+/* Finds a model by key, alias, or a board's key, NVML name (with or without
+ * "NVIDIA ") or PCI id ("0x20B010DE"), case-insensitively. NULL when unknown. */
 const struct gs_geom_model *gs_geom_model_find(const char *what);
+/* The tables a driver shows for m (m itself for the newest drivers). */
+const struct gs_geom_model *gs_geom_model_at(const struct gs_geom_model *m, unsigned driver);
+
+/* --- boards --- */
+const struct gs_geom_sku *const *gs_geom_skus(unsigned *count);
+/* Finds a board by key, NVML name or PCI id as gs_geom_model_find does; a
+ * model's key or alias finds the model's own board. NULL when unknown. */
+const struct gs_geom_sku *gs_geom_sku_find(const char *what);
+
+/* --- drivers --- */
+/* Parses "535.183.01", "570.169", or a branch ("535", "R535"), which means
+ * the branch's release in the table of known ones. */
+int gs_geom_driver_parse(struct gs_err *err, const char *text, struct gs_geom_driver *out);
+/* The emulator's default driver: the newest release known. */
+void gs_geom_driver_default(struct gs_geom_driver *out);
 /* Finds a GI profile by name ("1g.5gb" or "MIG 1g.5gb") or by profile ID ("19"). */
 const struct gs_geom_gi_profile *gs_geom_gi_profile_find(const struct gs_geom_model *m, const char *what);
 const struct gs_geom_gi_profile *gs_geom_gi_profile_by_id(const struct gs_geom_model *m, unsigned id);
 /* Every legal start of a profile, ascending; returns the count. */
 unsigned gs_geom_gi_starts(const struct gs_geom_gi_profile *p, unsigned starts[GS_GEOM_MAX_GRID]);
-/* The starts the driver tries, in order, when no placement is given: right
- * half first, its last slot first (1g on A100: 6,4,5,0,1,2,3). */
+/* The starts the driver tries, in order, when no placement is given: on
+ * 8-slot GPUs the right half first, its last slot first (1g on A100:
+ * 6,4,5,0,1,2,3); on the 4-slot ones (A30, RTX PRO 6000) from slot 0 up. */
 unsigned gs_geom_gi_auto_order(const struct gs_geom_model *m, const struct gs_geom_gi_profile *p,
                                unsigned starts[GS_GEOM_MAX_GRID]);
 /* The fixed GPU-instance ID of a placement: a node of the binary tree over the
  * GPU's leaf slots (0 whole GPU, 1-2 halves, 3-6 quarters, 7-14 eighths), with
  * the two halves swapped on models whose drivers number them so. */
 unsigned gs_geom_gi_id(const struct gs_geom_model *m, unsigned start, unsigned span);
+/* The same for a board whose orientation is given (boards of one model differ). */
+unsigned gs_geom_gi_id_as(const struct gs_geom_model *m, bool swapped, unsigned start,
+                          unsigned span);
 
 /* Compute-instance profiles of a GI profile, by ascending id; returns the count. */
 unsigned gs_geom_ci_profiles(const struct gs_geom_model *m, const struct gs_geom_gi_profile *gi,

@@ -261,8 +261,8 @@ static nvmlReturn_t get_pci(nvmlDevice_t device, nvmlPciInfo_t *pci)
   pci->domain = id.domain;
   pci->bus = id.bus;
   pci->device = id.device;
-  pci->pciDeviceId = d.info.model->pci_id;
-  pci->pciSubSystemId = d.info.model->pci_id; /* emulated: the board's own id */
+  pci->pciDeviceId = d.info.pci_device_id;
+  pci->pciSubSystemId = d.info.pci_subsystem_id;
   return NVML_SUCCESS;
 }
 

@@ -1,7 +1,8 @@
 /* nvml-emu.c: the library's life cycle and system-wide calls: the one lock
  * every call takes, nvmlInit/nvmlShutdown (reference-counted) opening and
  * closing the emulator backend ($GPUSLICE_EMULATE, $GPUSLICE_EMU_STATE),
- * nvmlErrorString, and the emulated driver, NVML and CUDA versions.
+ * nvmlErrorString, and the driver, NVML and CUDA versions of the emulated
+ * machine's driver.
  * Built as libnvidia-ml.so.1; see docs/nvml-emu.md. */
 #include "nvml-emu/nvml-emu.h"
 
@@ -127,23 +128,70 @@ const char *nvmlErrorString(nvmlReturn_t result)
 
 /* ---- system queries ---- */
 
+/* The emulated machine's driver (emu set --driver, --emulate ...@535): from
+ * the open emulator, else from a short-lived one, since NVML answers its own
+ * and CUDA's versions before nvmlInit too; the default driver when no
+ * emulator can start (init then fails and says why). Under the lock. */
+static void machine_driver(struct gs_geom_driver *out)
+{
+  struct gs_backend_config cfg = {.kind = "emu",
+                                  .emulate = getenv("GPUSLICE_EMULATE"),
+                                  .state_path = getenv("GPUSLICE_EMU_STATE")};
+  struct gs_backend *b = backend;
+  struct gs_gpu_info info;
+  gs_geom_driver_default(out);
+  if (!b && gs_backend_open(NULL, &cfg, &b) != 0)
+    return;
+  if (b->ops->gpu_info(b, NULL, 0, &info) == 0 && info.driver[0]) {
+    snprintf(out->version, sizeof(out->version), "%s", info.driver);
+    out->cuda = info.cuda_version;
+  }
+  if (b != backend)
+    gs_backend_close(b);
+}
+
+static nvmlReturn_t driver_version(char *version, unsigned length)
+{
+  struct gs_geom_driver d;
+  machine_driver(&d);
+  return gs__nvemu_copy(version, length, d.version);
+}
+
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
-  GS__NVEMU_CALL(gs__nvemu_copy(version, length, GS__NVEMU_DRIVER_VERSION));
+  GS__NVEMU_CALL(driver_version(version, length));
+}
+
+/* "12.535.183.01": the CUDA major before the driver's version, as NVML's. */
+static nvmlReturn_t nvml_version(char *version, unsigned length)
+{
+  struct gs_geom_driver d;
+  char text[GS_GEOM_DRIVER_SIZE + 8];
+  machine_driver(&d);
+  snprintf(text, sizeof(text), "%u.%s", d.cuda / 1000, d.version);
+  return gs__nvemu_copy(version, length, text);
 }
 
 /* The header lists no UNINITIALIZED for the NVML and CUDA versions: they are
- * the library's own constants, answered before nvmlInit too. */
+ * the library's own, answered before nvmlInit too. */
 nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
 {
-  return gs__nvemu_copy(version, length, GS__NVEMU_NVML_VERSION);
+  nvmlReturn_t rc;
+  gs__nvemu_lock();
+  rc = nvml_version(version, length);
+  gs__nvemu_unlock();
+  return rc;
 }
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion)
 {
+  struct gs_geom_driver d;
   if (!cudaDriverVersion)
     return NVML_ERROR_INVALID_ARGUMENT;
-  *cudaDriverVersion = GS__NVEMU_CUDA_VERSION;
+  gs__nvemu_lock();
+  machine_driver(&d);
+  gs__nvemu_unlock();
+  *cudaDriverVersion = (int)d.cuda;
   return NVML_SUCCESS;
 }
 

@@ -12,11 +12,6 @@
 #define GS__NVEMU_GI_SLOTS 15 /* GPU-instance ids 0..14 (reference §8.1) */
 #define GS__NVEMU_CI_SLOTS 8  /* compute-instance ids 0..7 */
 
-/* Emulated constants, documented in docs/nvml-emu.md. */
-#define GS__NVEMU_DRIVER_VERSION "570.86.15"
-#define GS__NVEMU_NVML_VERSION "12.570.86.15"
-#define GS__NVEMU_CUDA_VERSION 12080
-
 /* ---- the lock and the library's state ---- */
 
 void gs__nvemu_lock(void);

@@ -41,9 +41,13 @@ static inline bool gs_test_emu_state_eq(const struct gs__emu_state *a,
   GS__EQ(a->nproc == b->nproc, "nproc: %u vs %u", a->nproc, b->nproc);
   GS__EQ(a->enforce_root == b->enforce_root, "enforce_root differs");
   GS__EQ(a->boots == b->boots, "boots: %u vs %u", a->boots, b->boots);
+  GS__EQ(a->driver.code == b->driver.code && strcmp(a->driver.version, b->driver.version) == 0,
+         "driver: %s vs %s", a->driver.version, b->driver.version);
   for (unsigned i = 0; i < a->ngpu && i < GS_BACKEND_MAX_GPUS; i++) {
     const struct gs__emu_gpu *g = &a->gpu[i], *h = &b->gpu[i];
     GS__EQ(g->model == h->model, "gpu[%u].model differs", i);
+    GS__EQ(g->sku == h->sku, "gpu[%u].sku differs", i);
+    GS__EQ(g->swapped_ids == h->swapped_ids, "gpu[%u].swapped_ids differs", i);
     GS__EQ(g->mig_current == h->mig_current && g->mig_pending == h->mig_pending &&
                g->reset_blocked == h->reset_blocked,
            "gpu[%u] flags differ", i);

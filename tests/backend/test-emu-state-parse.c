@@ -272,7 +272,7 @@ static const struct corrupt_case cases[] = {
      "format: is not \"gpuslice-emu-state\""},
     {"\"format\":\"gpuslice-emu-state\"", "\"format\":7", "format: is not"},
     {"\"version\":1,", "", "version: missing"},
-    {"\"version\":1", "\"version\":2", "version: 2 is not supported"},
+    {"\"version\":1", "\"version\":3", "version: 3 is not supported"},
     {"\"version\":1", "\"version\":\"1\"", "version: must be an integer, not a string"},
     /* keys */
     {"\"boots\":0", "\"boots\":0,\"extra\":1", "extra: unknown key"},

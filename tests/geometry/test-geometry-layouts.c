@@ -306,6 +306,21 @@ static void test_auto_order_a100(void **state)
   assert_auto_order(m, "7g.40gb", g7, 1);
 }
 
+/* The 4-slot GPUs fill from the left (issue 19 item 4): an A30 put its
+ * first 1g.6gb at 0 (GI 3), then 1 (GI 4), then a 2g.12gb at 2; an RTX PRO
+ * 6000 put four 1g.24gb at 0, 3, 6, 9 and a first 2g.48gb at 0. */
+static void test_auto_order_4_slot(void **state)
+{
+  const struct gs_geom_model *a30 = model("a30-24gb"), *rtx = model("rtx-pro-6000");
+  static const unsigned a1[] = {0, 1, 2, 3}, a2[] = {0, 2}, r1[] = {0, 3, 6, 9}, r2[] = {0, 6};
+  (void)state;
+  assert_auto_order(a30, "1g.6gb", a1, 4);
+  assert_auto_order(a30, "2g.12gb", a2, 2);
+  assert_auto_order(rtx, "1g.24gb", r1, 4);
+  assert_auto_order(rtx, "2g.48gb", r2, 2);
+  assert_auto_order(rtx, "1g.24gb+gfx", r1, 4);
+}
+
 /* ---- gs_geom_check_add: every failure reason ---- */
 
 static void test_check_add_illegal_start(void **state)
@@ -741,6 +756,7 @@ int main(void)
     cmocka_unit_test(test_gi_id_a30),
     cmocka_unit_test(test_gi_id_rtx_pro_6000),
     cmocka_unit_test(test_auto_order_a100),
+    cmocka_unit_test(test_auto_order_4_slot),
     cmocka_unit_test(test_check_add_illegal_start),
     cmocka_unit_test(test_check_add_overlap_names_other),
     cmocka_unit_test(test_check_add_max_count),

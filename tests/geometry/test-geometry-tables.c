@@ -154,15 +154,15 @@ static const char *const want_rows[] = {
   "sm=16 ce=1 dec=1 enc=0 jpeg=1 ofa=0 max=7 starts=0,1,2,3,4,5,6",
   "h100-96gb 1g.12gb+me id=20 enum=7 c=1 span=1 gib=11.00 mib=11264 "
   "sm=16 ce=1 dec=1 enc=0 jpeg=1 ofa=1 max=1 starts=0,1,2,3,4,5,6",
-  "h100-96gb 1g.24gb id=15 enum=9 c=1 span=2 gib=22.12 mib=22656 "
+  "h100-96gb 1g.24gb id=15 enum=9 c=1 span=2 gib=23.00 mib=23552 "
   "sm=26 ce=1 dec=1 enc=0 jpeg=1 ofa=0 max=4 starts=0,2,4,6",
-  "h100-96gb 2g.24gb id=14 enum=1 c=2 span=2 gib=22.12 mib=22656 "
+  "h100-96gb 2g.24gb id=14 enum=1 c=2 span=2 gib=23.00 mib=23552 "
   "sm=32 ce=2 dec=2 enc=0 jpeg=2 ofa=0 max=3 starts=0,2,4",
-  "h100-96gb 3g.48gb id=9 enum=2 c=3 span=4 gib=47.38 mib=48512 "
+  "h100-96gb 3g.48gb id=9 enum=2 c=3 span=4 gib=46.50 mib=47616 "
   "sm=60 ce=3 dec=3 enc=0 jpeg=3 ofa=0 max=2 starts=0,4",
-  "h100-96gb 4g.48gb id=5 enum=3 c=4 span=4 gib=47.38 mib=48512 "
+  "h100-96gb 4g.48gb id=5 enum=3 c=4 span=4 gib=46.50 mib=47616 "
   "sm=64 ce=4 dec=4 enc=0 jpeg=4 ofa=0 max=1 starts=0",
-  "h100-96gb 7g.96gb id=0 enum=4 c=7 span=8 gib=95.12 mib=97408 "
+  "h100-96gb 7g.96gb id=0 enum=4 c=7 span=8 gib=93.00 mib=95232 "
   "sm=132 ce=8 dec=7 enc=0 jpeg=7 ofa=1 max=1 starts=0",
 
   /* §3.6 H20 [UG-PROF]; memory and SMs derived (u) */
@@ -170,15 +170,15 @@ static const char *const want_rows[] = {
   "sm=10 ce=1 dec=1 enc=0 jpeg=1 ofa=0 max=7 starts=0,1,2,3,4,5,6",
   "h20-96gb 1g.12gb+me id=20 enum=7 c=1 span=1 gib=11.00 mib=11264 "
   "sm=10 ce=1 dec=1 enc=0 jpeg=1 ofa=1 max=1 starts=0,1,2,3,4,5,6",
-  "h20-96gb 1g.24gb id=15 enum=9 c=1 span=2 gib=22.12 mib=22656 "
+  "h20-96gb 1g.24gb id=15 enum=9 c=1 span=2 gib=23.00 mib=23552 "
   "sm=16 ce=1 dec=1 enc=0 jpeg=1 ofa=0 max=4 starts=0,2,4,6",
-  "h20-96gb 2g.24gb id=14 enum=1 c=2 span=2 gib=22.12 mib=22656 "
+  "h20-96gb 2g.24gb id=14 enum=1 c=2 span=2 gib=23.00 mib=23552 "
   "sm=20 ce=2 dec=2 enc=0 jpeg=2 ofa=0 max=3 starts=0,2,4",
-  "h20-96gb 3g.48gb id=9 enum=2 c=3 span=4 gib=47.38 mib=48512 "
+  "h20-96gb 3g.48gb id=9 enum=2 c=3 span=4 gib=46.50 mib=47616 "
   "sm=36 ce=3 dec=3 enc=0 jpeg=3 ofa=0 max=2 starts=0,4",
-  "h20-96gb 4g.48gb id=5 enum=3 c=4 span=4 gib=47.38 mib=48512 "
+  "h20-96gb 4g.48gb id=5 enum=3 c=4 span=4 gib=46.50 mib=47616 "
   "sm=38 ce=4 dec=4 enc=0 jpeg=4 ofa=0 max=1 starts=0",
-  "h20-96gb 7g.96gb id=0 enum=4 c=7 span=8 gib=95.12 mib=97408 "
+  "h20-96gb 7g.96gb id=0 enum=4 c=7 span=8 gib=93.00 mib=95232 "
   "sm=78 ce=8 dec=7 enc=0 jpeg=7 ofa=1 max=1 starts=0",
 
   /* §3.7 H200 [ISS-H200] */

@@ -119,7 +119,7 @@ static void case_nvmlSystemGetDriverVersion(struct ctx *c)
   EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlSystemGetDriverVersion)(NULL, sizeof(buf)));
   EXPECT(NVML_ERROR_INSUFFICIENT_SIZE, N(nvmlSystemGetDriverVersion)(buf, 0));
   EXPECT(NVML_ERROR_INSUFFICIENT_SIZE,
-         N(nvmlSystemGetDriverVersion)(buf, 9)); /* "570.86.15" + NUL */
+         N(nvmlSystemGetDriverVersion)(buf, 9)); /* "580.65.06" + NUL */
   EXPECT(NVML_SUCCESS, N(nvmlSystemGetDriverVersion)(buf, 10));
 }
 

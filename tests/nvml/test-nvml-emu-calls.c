@@ -152,19 +152,50 @@ static void identity_and_versions(void **state)
   }
   assert_int_equal(N(nvmlDeviceGetHandleByPciBusId_v2)("0000:08:00.0", &h), NVML_ERROR_NOT_FOUND);
 
+  /* the default driver: the newest known (docs/models.md) */
   OK(N(nvmlSystemGetDriverVersion)(buf, sizeof(buf)));
-  assert_string_equal(buf, "570.86.15");
+  assert_string_equal(buf, "580.65.06");
   OK(N(nvmlSystemGetNVMLVersion)(buf, sizeof(buf)));
-  assert_string_equal(buf, "12.570.86.15");
+  assert_string_equal(buf, "13.580.65.06");
   OK(N(nvmlSystemGetCudaDriverVersion)(&cuda));
-  assert_int_equal(cuda, 12080);
+  assert_int_equal(cuda, 13000);
   OK(N(nvmlSystemGetCudaDriverVersion_v2)(&cuda));
-  assert_int_equal(cuda, 12080);
+  assert_int_equal(cuda, 13000);
+  assert_int_equal(pci.pciSubSystemId, 0x134F10DE);
   assert_string_equal(N(nvmlErrorString)(NVML_ERROR_IN_USE), "In use by another client");
   assert_string_equal(N(nvmlErrorString)(NVML_ERROR_NOT_FOUND), "Not Found");
   assert_string_equal(N(nvmlErrorString)((nvmlReturn_t)12345), "Unknown Error");
   OK(N(nvmlShutdown)());
   gs_backend_close(b);
+}
+
+/* A machine's driver and boards, as --emulate names them, are what NVML
+ * reports (issue 19): versions before and after nvmlInit, the board's own
+ * name and PCI ids. */
+static void driver_and_board(void **state)
+{
+  struct fixture *f = *state;
+  nvmlPciInfo_t pci;
+  char buf[96];
+  int cuda = 0;
+  /* NVML's own version and CUDA's answer before nvmlInit, the driver's after */
+  OK(N(nvmlSystemGetNVMLVersion)(buf, sizeof(buf)));
+  assert_string_equal(buf, "12.535.183.01");
+  OK(N(nvmlSystemGetCudaDriverVersion)(&cuda));
+  assert_int_equal(cuda, 12020);
+  init_gpu0(f);
+  OK(N(nvmlSystemGetDriverVersion)(buf, sizeof(buf)));
+  assert_string_equal(buf, "535.183.01");
+  OK(N(nvmlDeviceGetName)(f->gpu, buf, sizeof(buf)));
+  assert_string_equal(buf, "NVIDIA A100-PCIE-40GB");
+  OK(N(nvmlDeviceGetPciInfo_v3)(f->gpu, &pci));
+  assert_int_equal(pci.pciDeviceId, 0x20F110DE);
+  assert_int_equal(pci.pciSubSystemId, 0x145F10DE);
+}
+
+static int setup_pcie_535(void **state)
+{
+  return setup_spec(state, "a100-pcie-40gb@535");
 }
 
 static void emulated_constants(void **state)
@@ -714,6 +745,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(init_is_reference_counted, setup, teardown),
       cmocka_unit_test_setup_teardown(identity_and_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(emulated_constants, setup, teardown),
+      cmocka_unit_test_setup_teardown(driver_and_board, setup_pcie_535, teardown),
       cmocka_unit_test_setup_teardown(walkthrough, setup, teardown),
       cmocka_unit_test_setup_teardown(three_cis_and_processes, setup, teardown),
       cmocka_unit_test_setup_teardown(legacy_entry_points, setup, teardown),

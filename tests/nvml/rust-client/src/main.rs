@@ -103,7 +103,13 @@ type CiPossiblePlacements = unsafe extern "C" fn(
 fn devices_through_wrapper(t: &mut Checks, nvml: &Nvml, models: &[&Model]) {
     t.check(nvml.device_count().ok() == Some(models.len() as u32), "nvmlDeviceGetCount_v2: one device per emulated GPU");
     t.check(nvml.sys_driver_version().map(|v| !v.is_empty()).unwrap_or(false), "nvmlSystemGetDriverVersion");
-    t.check(nvml.sys_nvml_version().map(|v| v.starts_with("12.")).unwrap_or(false), "nvmlSystemGetNVMLVersion: 12.x");
+    // "<CUDA major>.<driver>", as NVML's own: 13.580.65.06 on the default driver.
+    let cuda_major = nvml.sys_cuda_driver_version().map(|v| v / 1000).unwrap_or(0);
+    let driver = nvml.sys_driver_version().unwrap_or_default();
+    t.check(
+        nvml.sys_nvml_version().map(|v| v == format!("{}.{}", cuda_major, driver)).unwrap_or(false),
+        "nvmlSystemGetNVMLVersion: <CUDA major>.<driver version>",
+    );
     t.check(nvml.sys_cuda_driver_version().map(|v| v >= 11000).unwrap_or(false), "nvmlSystemGetCudaDriverVersion_v2");
     for (i, m) in models.iter().enumerate() {
         let d = match nvml.device_by_index(i as u32) {
