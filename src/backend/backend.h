@@ -139,5 +139,16 @@ int gs_emu_proc_remove(struct gs_backend *b, struct gs_err *err, unsigned pid);
 int gs_emu_set_reset_blocked(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool blocked);
 /* When on, mutating calls by a non-root user fail with NO_PERMISSION as NVML's do. */
 int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on);
+/* The machine's seed ("" without one): part of every GPU and MIG UUID, so
+ * machines emulated side by side (a Slurm cluster on one host) differ. Set
+ * with "seed=WORD" in the --emulate spec when the state is created. */
+#define GS_EMU_SEED_SIZE 64
+int gs_emu_seed(struct gs_backend *b, struct gs_err *err, char out[GS_EMU_SEED_SIZE]);
+/* Creates the device files the NVIDIA driver would have for this machine
+ * under dir: dir/dev/nvidia<N>, nvidiactl and nvidia-caps/nvidia-cap<M> (every
+ * GPU and compute instance a GPU can have), and dir/proc/driver/nvidia-caps/
+ * mig-minors; so Slurm's gres checks (and containers) can be pointed at them.
+ * Needs root (mknod); GS_E_NO_PERMISSION otherwise. Rerunning refreshes them. */
+int gs_emu_devices(struct gs_backend *b, struct gs_err *err, const char *dir);
 
 #endif

@@ -171,15 +171,17 @@ static const char *const pci_buses[] = {"07", "0F", "47", "4E", "87", "90", "B7"
 static void fill_gpu_info(const struct gs__emu_state *st, unsigned gpu, struct gs_gpu_info *out)
 {
   const struct gs__emu_gpu *g = &st->gpu[gpu];
-  char seed[96];
+  char seed[96 + GS__EMU_SEED_SIZE];
   uint8_t h[16];
   char uuid[37];
   memset(out, 0, sizeof(*out));
   out->index = gpu;
   out->model = g->model;
   snprintf(out->name, sizeof(out->name), "%s", g->model->name);
-  /* Stable across runs: a GPU's UUID is derived from its model and index. */
-  snprintf(seed, sizeof(seed), "gpuslice-emu-gpu/%s/%u", g->model->key, gpu);
+  /* Stable across runs: a GPU's UUID is derived from its model and index,
+   * and from the machine's seed when it has one (so machines differ). */
+  snprintf(seed, sizeof(seed), "gpuslice-emu-gpu/%s/%u%s%s", g->model->key, gpu,
+           st->seed[0] ? "/" : "", st->seed);
   gs_hash128(seed, strlen(seed), h);
   gs_uuid_format(h, uuid);
   snprintf(out->uuid, sizeof(out->uuid), "GPU-%s", uuid);
@@ -786,6 +788,8 @@ int gs_emu_parse_spec(struct gs_err *err, const char *spec, const struct gs_geom
     char *colon = strchr(item, ':'), *end = NULL;
     unsigned long count = 1;
     const struct gs_geom_model *m;
+    if (strncmp(item, "seed=", 5) == 0)
+      continue; /* the machine's seed, not a GPU: spec_seed reads it */
     if (colon) {
       *colon = 0;
       count = strtoul(colon + 1, &end, 10);
@@ -808,10 +812,29 @@ int gs_emu_parse_spec(struct gs_err *err, const char *spec, const struct gs_geom
   return (int)n;
 }
 
-static bool same_machine(const struct gs__emu_state *st, const struct gs_geom_model *const models[],
-                         unsigned n)
+/* The "seed=WORD" item of a spec ("" without one); at most one. */
+static int spec_seed(struct gs_err *err, const char *spec, char out[GS__EMU_SEED_SIZE])
 {
-  if (st->ngpu != n)
+  const char *p = spec;
+  out[0] = 0;
+  for (; p && (p = strstr(p, "seed=")) != NULL; p += 5) {
+    size_t len = strcspn(p + 5, ",");
+    if (p != spec && p[-1] != ',')
+      continue;
+    if (out[0] || len == 0 || len >= GS__EMU_SEED_SIZE || strspn(p + 5, GS__EMU_SEED_CHARS) < len)
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%.80s': give one seed=WORD of 1 to %d "
+                        "letters, digits, '.', '_' or '-' (e.g. a100-40gb:2,seed=node1)", spec,
+                        GS__EMU_SEED_SIZE - 1);
+    memcpy(out, p + 5, len);
+    out[len] = 0;
+  }
+  return 0;
+}
+
+static bool same_machine(const struct gs__emu_state *st, const struct gs_geom_model *const models[],
+                         unsigned n, const char *seed)
+{
+  if (st->ngpu != n || (seed[0] && strcmp(seed, st->seed) != 0))
     return false;
   for (unsigned i = 0; i < n; i++)
     if (st->gpu[i].model != models[i])
@@ -824,25 +847,30 @@ static bool same_machine(const struct gs__emu_state *st, const struct gs_geom_mo
 static int open_state(struct emu *e, struct gs_err *err, const char *spec)
 {
   const struct gs_geom_model *models[GS_BACKEND_MAX_GPUS];
+  char seed[GS__EMU_SEED_SIZE];
   int n = gs_emu_parse_spec(err, spec, models, GS_BACKEND_MAX_GPUS);
   int rc;
   if (n < 0)
     return n;
+  if ((rc = spec_seed(err, spec, seed)) != 0)
+    return rc;
   rc = gs__emu_state_load(err, e->path, true, &e->lock, &e->st);
   if (rc == GS_E_NOT_FOUND) {
     gs_err_clear(err);
     gs__emu_state_init(&e->st, models, (unsigned)n);
+    memcpy(e->st.seed, seed, sizeof(seed));
     return commit(e, err);
   }
   if (rc)
     return rc;
-  if (spec && *spec && !same_machine(&e->st, models, (unsigned)n))
+  if (spec && *spec && !same_machine(&e->st, models, (unsigned)n, seed))
     return abort_with(e, gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                                    "emulator state %s holds another machine (%u GPU%s, GPU 0: %s) "
+                                    "emulator state %s holds another machine (%u GPU%s, GPU 0: %s%s%s) "
                                     "than --emulate %s; run `gpuslice emu reset --emulate %s` to "
                                     "replace it, or use --emu-state FILE for a separate machine",
                                     e->path, e->st.ngpu, e->st.ngpu == 1 ? "" : "s",
-                                    e->st.gpu[0].model->key, spec, spec));
+                                    e->st.gpu[0].model->key, e->st.seed[0] ? ", seed=" : "",
+                                    e->st.seed, spec, spec));
   end(e);
   return 0;
 }
@@ -883,13 +911,14 @@ static int begin_control(struct gs_backend *b, struct gs_err *err)
 int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *spec)
 {
   const struct gs_geom_model *models[GS_BACKEND_MAX_GPUS];
+  char seed[GS__EMU_SEED_SIZE];
   struct emu *e = calloc(1, sizeof(*e));
   int n = gs_emu_parse_spec(err, spec, models, GS_BACKEND_MAX_GPUS), rc;
   if (!e)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resetting the GPU emulator");
-  if (n < 0) {
+  if (n < 0 || (rc = spec_seed(err, spec, seed)) != 0) {
     free(e);
-    return n;
+    return n < 0 ? n : rc;
   }
   if (state_path && *state_path)
     snprintf(e->path, sizeof(e->path), "%s", state_path);
@@ -900,6 +929,7 @@ int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *s
     rc = gs_file_lock(err, e->path, 1, &e->lock);
   if (rc == 0) {
     gs__emu_state_init(&e->st, models, (unsigned)n);
+    memcpy(e->st.seed, seed, sizeof(seed));
     rc = commit(e, err);
   }
   free(e);
@@ -1028,4 +1058,17 @@ int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on)
     return abort_with(e, rc);
   e->st.enforce_root = on;
   return commit(e, err);
+}
+
+int gs_emu_seed(struct gs_backend *b, struct gs_err *err, char out[GS_EMU_SEED_SIZE])
+{
+  struct emu *e = emu_of(b);
+  int rc;
+  if (b->ops != &emu_ops)
+    return gs_err_set(err, GS_E_NOT_SUPPORTED, "this is a real machine, not an emulated one");
+  if ((rc = begin(e, err, false)) != 0)
+    return rc;
+  memcpy(out, e->st.seed, GS_EMU_SEED_SIZE);
+  end(e);
+  return 0;
 }

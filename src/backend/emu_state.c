@@ -503,12 +503,28 @@ static int parse_procs(const struct ctx *c, const json_t *root, struct gs__emu_s
   return 0;
 }
 
+static int parse_seed(const struct ctx *c, const json_t *root, struct gs__emu_state *st)
+{
+  const char *seed = "";
+  size_t len = 0;
+  int rc;
+  if (!json_object_get(root, "seed"))
+    return 0;
+  if ((rc = get_string(c, root, "", "seed", &seed, &len)))
+    return rc;
+  if (len == 0 || len >= sizeof(st->seed) || strspn(seed, GS__EMU_SEED_CHARS) != len)
+    return corrupt(c, "seed", "must be 1 to %zu letters, digits, '.', '_' or '-'",
+                   sizeof(st->seed) - 1);
+  memcpy(st->seed, seed, len + 1);
+  return 0;
+}
+
 /* format and version first: a foreign or newer file is reported as such,
  * not as a list of unknown keys. */
 static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_state *st)
 {
   static const char *const keys[] = {"format", "version", "enforce_root", "boots", "gpus",
-                                     "processes"};
+                                     "processes", "seed"};
   const json_t *format = json_object_get(root, "format");
   json_int_t version;
   int rc;
@@ -527,10 +543,11 @@ static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_st
   if (version != GS__EMU_VERSION)
     return corrupt(c, "version", "%" JSON_INTEGER_FORMAT " is not supported (this gpuslice reads "
                    "version %d)", version, GS__EMU_VERSION);
-  if ((rc = check_keys(c, root, "", keys, GS_NITEMS(keys))) ||
+  /* "seed" is optional (the last key): files without one keep their UUIDs. */
+  if ((rc = check_keys(c, root, "", keys, GS_NITEMS(keys) - !json_object_get(root, "seed"))) ||
       (rc = get_bool(c, root, "", "enforce_root", &st->enforce_root)) ||
       (rc = get_uint(c, root, "", "boots", &st->boots)) || (rc = parse_gpus(c, root, st)) ||
-      (rc = parse_procs(c, root, st)))
+      (rc = parse_procs(c, root, st)) || (rc = parse_seed(c, root, st)))
     return rc;
   return 0;
 }
@@ -642,10 +659,11 @@ static json_t *dump_root(const struct gs__emu_state *st)
   for (unsigned i = 0; procs && i < st->nproc; i++)
     if (json_array_append_new(procs, dump_proc(&st->proc[i])) != 0)
       goto fail;
-  /* "o" steals both arrays, also when packing fails */
-  return json_pack("{s:s, s:i, s:b, s:I, s:o, s:o}", "format", GS__EMU_FORMAT, "version",
+  /* "o" steals both arrays, also when packing fails; "s*" leaves out an unset seed */
+  return json_pack("{s:s, s:i, s:b, s:I, s:o, s:o, s:s*}", "format", GS__EMU_FORMAT, "version",
                    GS__EMU_VERSION, "enforce_root", st->enforce_root, "boots",
-                   (json_int_t)st->boots, "gpus", gpus, "processes", procs);
+                   (json_int_t)st->boots, "gpus", gpus, "processes", procs, "seed",
+                   st->seed[0] ? st->seed : NULL);
 fail:
   json_decref(gpus);
   json_decref(procs);

@@ -9,6 +9,8 @@
 #define GS__EMU_FORMAT "gpuslice-emu-state"
 #define GS__EMU_VERSION 1
 #define GS__EMU_MAX_FILE (4u << 20)
+#define GS__EMU_SEED_SIZE GS_EMU_SEED_SIZE
+#define GS__EMU_SEED_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 struct gs__emu_ci {
   unsigned id;
@@ -39,6 +41,8 @@ struct gs__emu_state {
   struct gs_proc_info proc[GS_BACKEND_MAX_PROCS];
   bool enforce_root;
   unsigned boots;               /* emulated reboots so far */
+  char seed[GS__EMU_SEED_SIZE]; /* this machine's part of every UUID; "": none (the file's
+                                   optional "seed" key), so machines emulated side by side differ */
 };
 
 /* Serializes st as the state file's JSON text (heap, caller frees). */
