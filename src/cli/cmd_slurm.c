@@ -1,0 +1,281 @@
+/* cmd_slurm.c: `gpuslice slurm ...`, the node side of a Slurm cluster on MIG
+ * slices: gres.conf and the slurm.conf node line from this node's layout, the
+ * Prolog's drift check, the TaskProlog's export of MIG UUIDs, and the
+ * relayout of a node under a running cluster (jobs/slurm.h; docs/slurm.md). */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs/slurm.h"
+
+enum { OPT_NODE = 'N', OPT_OUT = 'o', OPT_FILE = 'f', OPT_CONFIG = 'c', OPT_DEV_ROOT = 1000,
+       OPT_AUTODETECT, OPT_NODE_LINES, OPT_EXTRA, OPT_GRES_CONF, OPT_NODE_CONF, OPT_SLURMD_RESTART,
+       OPT_RESTART_CTLD, OPT_CTLD_RESTART, OPT_TIMEOUT, OPT_SCONTROL, OPT_SRUN };
+
+struct slurm_args {
+  struct gs_plan_slurm_opts o;
+  const char *out, *gres_conf, *node_conf, *file, *slurmd_restart, *ctld_restart;
+  const char *scontrol, *srun;
+  bool restart_ctld;
+  unsigned timeout;
+  char host[HOST_NAME_MAX + 1];
+};
+
+static const struct option slurm_options[] = {
+    {"node", required_argument, NULL, OPT_NODE},
+    {"output", required_argument, NULL, OPT_OUT},
+    {"dev-root", required_argument, NULL, OPT_DEV_ROOT},
+    {"autodetect", no_argument, NULL, OPT_AUTODETECT},
+    {"node-lines", no_argument, NULL, OPT_NODE_LINES},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"extra", required_argument, NULL, OPT_EXTRA},
+    {"gres-conf", required_argument, NULL, OPT_GRES_CONF},
+    {"node-conf", required_argument, NULL, OPT_NODE_CONF},
+    {"file", required_argument, NULL, OPT_FILE},
+    {"slurmd-restart", required_argument, NULL, OPT_SLURMD_RESTART},
+    {"restart-controller", no_argument, NULL, OPT_RESTART_CTLD},
+    {"ctld-restart", required_argument, NULL, OPT_CTLD_RESTART},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"scontrol", required_argument, NULL, OPT_SCONTROL},
+    {"srun", required_argument, NULL, OPT_SRUN},
+    {0},
+};
+
+static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
+{
+  struct slurm_args *a = arg;
+  const char **slot[] = {[OPT_OUT] = &a->out, [OPT_FILE] = &a->file, [OPT_NODE] = &a->o.node,
+                         [OPT_CONFIG] = &a->o.config};
+  char *end;
+  (void)c;
+  if (ch < (int)GS_NITEMS(slot) && slot[ch]) {
+    *slot[ch] = v;
+    return 0;
+  }
+  switch (ch) {
+  case OPT_DEV_ROOT: a->o.dev_root = v; break;
+  case OPT_AUTODETECT: a->o.autodetect = true; break;
+  case OPT_NODE_LINES: a->o.node_lines = true; break;
+  case OPT_EXTRA: a->o.extra = v; break;
+  case OPT_GRES_CONF: a->gres_conf = v; break;
+  case OPT_NODE_CONF: a->node_conf = v; break;
+  case OPT_SLURMD_RESTART: a->slurmd_restart = v; break;
+  case OPT_RESTART_CTLD: a->restart_ctld = true; break;
+  case OPT_CTLD_RESTART: a->ctld_restart = v; break;
+  case OPT_SCONTROL: a->scontrol = v; break;
+  case OPT_SRUN: a->srun = v; break;
+  case OPT_TIMEOUT:
+    a->timeout = (unsigned)strtoul(v, &end, 10);
+    if (*end || !*v || *v == '-' || a->timeout == 0 || a->timeout > 86400)
+      return cli_usage("--timeout '%s': expected seconds, 1 to 86400", v);
+    break;
+  default:
+    return cli_usage("unexpected option");
+  }
+  return 0;
+}
+
+/* Options, then the defaults Slurm's own daemons would use: the node is
+ * $SLURMD_NODENAME (set for prologs) or the short host name; gres.conf sits
+ * beside $SLURM_CONF (else /etc/slurm/slurm.conf). */
+static int slurm_getopt(struct cli *c, int argc, char **argv, const char *usage, struct slurm_args *a,
+                        char gres_buf[PATH_MAX])
+{
+  const char *conf = getenv("SLURM_CONF"), *slash;
+  int first = cli_getopt(c, argc, argv, usage, slurm_options, on_slurm_opt, a);
+  if (first <= 0)
+    return first;
+  if (first < argc)
+    return -cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  if (!a->o.node && (a->o.node = getenv("SLURMD_NODENAME")) == NULL) {
+    if (gethostname(a->host, sizeof(a->host) - 1) != 0)
+      return -cli_usage("cannot read the host name; name the node with -N");
+    a->host[strcspn(a->host, ".")] = 0;
+    a->o.node = a->host;
+  }
+  if (!a->gres_conf) {
+    conf = conf && *conf ? conf : "/etc/slurm/slurm.conf";
+    slash = strrchr(conf, '/');
+    snprintf(gres_buf, PATH_MAX, "%.*sgres.conf", slash ? (int)(slash - conf + 1) : 0, conf);
+    a->gres_conf = gres_buf;
+  }
+  return first;
+}
+
+/* The node's records: of the GPUs -i names, else all. */
+static int node_devices(struct cli *c, struct gs_backend **b, struct gs_jobs_slurm_dev **d, unsigned *n)
+{
+  unsigned gpus[GS_BACKEND_MAX_GPUS];
+  struct gs_err err = {0};
+  int ngpu = 0, rc;
+  if ((rc = cli_backend(c, b)) != 0)
+    return rc;
+  if (c->gpus && (ngpu = cli_select_gpus(c, gpus)) < 0)
+    return -ngpu;
+  if (gs_jobs_slurm_devices(&err, *b, c->gpus ? gpus : NULL, (unsigned)ngpu, d, n) != 0)
+    return cli_fail(&err);
+  return 0;
+}
+
+/* Writes what fn writes to stdout, or atomically to -o FILE. */
+static int emit(const struct slurm_args *a, const struct gs_jobs_slurm_dev *d, unsigned n,
+                int (*fn)(struct gs_err *, FILE *, const struct gs_plan_slurm_dev *, unsigned,
+                          const struct gs_plan_slurm_opts *))
+{
+  struct gs_plan_slurm_dev *recs = calloc(n + 1, sizeof(*recs));
+  struct gs_err err = {0};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = recs ? open_memstream(&text, &len) : NULL;
+  int rc = mem ? 0 : gs_err_set(&err, GS_E_NO_MEMORY, "out of memory");
+  for (unsigned i = 0; rc == 0 && i < n; i++)
+    recs[i] = d[i].d;
+  if (rc == 0)
+    rc = fn(&err, mem, recs, n, &a->o);
+  if (mem && fclose(mem) != 0 && rc == 0)
+    rc = gs_err_set(&err, GS_E_NO_MEMORY, "out of memory");
+  if (rc == 0 && a->out)
+    rc = gs_file_write_atomic(&err, a->out, text, len);
+  else if (rc == 0)
+    fwrite(text, 1, len, stdout);
+  free(text);
+  free(recs);
+  if (rc == GS_E_INVALID_ARGUMENT)
+    return cli_usage("%s", err.msg);
+  return rc ? cli_fail(&err) : GS_EXIT_OK;
+}
+
+static int run_gres(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice slurm gres [-i GPUS] [-N NODE --node-lines] [--dev-root DIR] [--autodetect] [-o FILE]\n"
+      "  one Name=gpu record per MIG device (Type=<profile>, MultipleFiles=GPU and nvidia-caps files)\n"
+      "  and per whole GPU (Type=<model>); --node-lines: every line names the node (a shared file);\n"
+      "  --dev-root: the directory standing for /dev; --autodetect: AutoDetect=nvml, records as checks";
+  struct slurm_args a = {0};
+  struct gs_jobs_slurm_dev *d = NULL;
+  struct gs_backend *b;
+  char gres[PATH_MAX];
+  unsigned n = 0;
+  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if ((rc = node_devices(c, &b, &d, &n)) == 0)
+    rc = emit(&a, d, n, gs_plan_slurm_gres);
+  free(d);
+  return rc;
+}
+
+static int run_node_conf(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice slurm node-conf [-i GPUS] [-N NODE] [-c CONFIG] [--extra 'CPUs=64 ...'] [-o FILE]\n"
+      "  the slurm.conf NodeName line: Gres= counts per type, in gres.conf's order, and\n"
+      "  Features=mig,<model>[,mig-<CONFIG>] (users pick a layout with sbatch -C)";
+  struct slurm_args a = {0};
+  struct gs_jobs_slurm_dev *d = NULL;
+  struct gs_backend *b;
+  char gres[PATH_MAX];
+  unsigned n = 0;
+  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if ((rc = node_devices(c, &b, &d, &n)) == 0)
+    rc = emit(&a, d, n, gs_plan_slurm_node);
+  free(d);
+  return rc;
+}
+
+/* Reads gres.conf for the prologs: a missing file is the admin's to fix. */
+static int read_gres(const char *path, char **text, size_t *len)
+{
+  struct gs_err err = {0};
+  if (gs_file_read(&err, path, 4u << 20, text, len) != 0) {
+    fprintf(stderr, "gpuslice: gres.conf %s: %s (name it with --gres-conf)\n", path, err.msg);
+    return GS_EXIT_FAILED;
+  }
+  return 0;
+}
+
+static int run_prolog(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice slurm prolog [-N NODE] [--gres-conf FILE]\n"
+      "  Slurm's Prolog: fails (so Slurm drains the node and requeues the job) when the node's\n"
+      "  layout is no longer the one its gres.conf was written from";
+  struct slurm_args a = {0};
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char gres[PATH_MAX], *text = NULL;
+  size_t len = 0;
+  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if ((rc = read_gres(a.gres_conf, &text, &len)) != 0 || (rc = cli_backend(c, &b)) != 0) {
+    free(text);
+    return rc;
+  }
+  rc = gs_jobs_slurm_check(&err, b, a.gres_conf, text, len, a.o.node);
+  free(text);
+  if (rc) {
+    fprintf(stderr, "gpuslice: node %s: %s\n", a.o.node, err.msg);
+    return GS_EXIT_FAILED;
+  }
+  return GS_EXIT_OK;
+}
+
+/* The job's GPUs as Slurm announces them: the step's, else the job's, else
+ * what Slurm put in CUDA_VISIBLE_DEVICES. */
+static const char *job_gpus(void)
+{
+  static const char *const vars[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES"};
+  for (unsigned i = 0; i < GS_NITEMS(vars); i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v)
+      return v;
+  }
+  return NULL;
+}
+
+static int run_task_prolog(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice slurm task-prolog [-N NODE] [--gres-conf FILE]\n"
+      "  Slurm's TaskProlog: prints `export CUDA_VISIBLE_DEVICES=MIG-<uuid>,...` for the GPUs\n"
+      "  Slurm gave the job (SLURM_STEP_GPUS or SLURM_JOB_GPUS: indices in Slurm's order)";
+  struct slurm_args a = {0};
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char gres[PATH_MAX], *text = NULL, uuids[4096];
+  const char *gpus = job_gpus();
+  size_t len = 0;
+  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if (!gpus)
+    return GS_EXIT_OK; /* a job without GPUs */
+  if ((rc = read_gres(a.gres_conf, &text, &len)) != 0 || (rc = cli_backend(c, &b)) != 0) {
+    free(text);
+    return rc;
+  }
+  rc = gs_jobs_slurm_map(&err, b, a.gres_conf, text, len, a.o.node, gpus, uuids, sizeof(uuids));
+  free(text);
+  if (rc) {
+    fprintf(stderr, "gpuslice: node %s: %s\n", a.o.node, err.msg);
+    return GS_EXIT_FAILED;
+  }
+  printf("export CUDA_VISIBLE_DEVICES=%s\n", uuids);
+  return GS_EXIT_OK;
+}
+
+const struct cli_verb cli_verbs_slurm[] = {
+    {"slurm", "gres", run_gres, "gres.conf for this node's MIG devices and whole GPUs", false},
+    {"slurm", "node-conf", run_node_conf, "the slurm.conf NodeName line (Gres= counts, Features=)", false},
+    {"slurm", "prolog", run_prolog, "Prolog: fail when the layout drifted from gres.conf", false},
+    {"slurm", "task-prolog", run_task_prolog, "TaskProlog: export the job's MIG UUIDs", false},
+    {0},
+};
