@@ -272,10 +272,124 @@ static int run_task_prolog(struct cli *c, int argc, char **argv)
   return GS_EXIT_OK;
 }
 
+static void say(void *arg, const char *line)
+{
+  printf("%s%s\n", (const char *)arg, line);
+  fflush(stdout);
+}
+
+/* This gpuslice's own `apply` for the layout, on the same machine. */
+static int apply_argv(struct cli *c, struct gs_backend *b, const struct slurm_args *a, bool dry,
+                      char self[PATH_MAX], char *argv[16])
+{
+  const char *state = gs_emu_state_path(b);
+  ssize_t n = readlink("/proc/self/exe", self, PATH_MAX - 1);
+  unsigned k = 0;
+  if (n <= 0)
+    return cli_usage("cannot find this gpuslice (/proc/self/exe)");
+  self[n] = 0;
+  argv[k++] = self;
+  argv[k++] = "-q";
+  if (c->cfg.kind) {
+    argv[k++] = "--backend";
+    argv[k++] = (char *)c->cfg.kind;
+  }
+  if (state) {
+    argv[k++] = "--emu-state";
+    argv[k++] = (char *)state;
+  }
+  argv[k++] = "apply";
+  argv[k++] = "-f";
+  argv[k++] = (char *)a->file;
+  argv[k++] = "-c";
+  argv[k++] = (char *)a->o.config;
+  if (dry)
+    argv[k++] = "--dry-run";
+  argv[k] = NULL;
+  return 0;
+}
+
+static void relayout_defaults(struct slurm_args *a, struct gs_jobs_relayout *r)
+{
+  r->node = a->o.node;
+  r->gres_conf = a->gres_conf;
+  r->node_conf = a->node_conf;
+  r->slurm = a->o;
+  r->slurmd_restart = a->slurmd_restart ? a->slurmd_restart : "systemctl restart slurmd";
+  r->ctld_restart = a->restart_ctld ? a->ctld_restart ? a->ctld_restart : "systemctl restart slurmctld"
+                                    : NULL;
+  r->scontrol = a->scontrol ? a->scontrol : "scontrol";
+  r->srun = a->srun ? a->srun : "srun";
+  r->timeout_s = a->timeout ? a->timeout : 300;
+  r->say = say;
+}
+
+static int run_relayout(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice slurm relayout -f FILE -c CONFIG --node-conf FILE [-N NODE] [--gres-conf FILE]\n"
+      "       [--dev-root DIR] [--autodetect] [--extra WORDS] [--slurmd-restart CMD]\n"
+      "       [--restart-controller [--ctld-restart CMD]] [--timeout SECONDS]\n"
+      "  drains the node, waits for its jobs, applies CONFIG, rewrites gres.conf and the node line\n"
+      "  (--node-conf: the file slurm.conf Includes), restarts slurmd; with --restart-controller\n"
+      "  also slurmctld, then resumes the node and runs a probe job per type (else: restart\n"
+      "  slurmctld yourself, then `gpuslice slurm resume`)";
+  struct slurm_args a = {0};
+  struct gs_jobs_relayout r = {.arg = "slurm relayout: "};
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char gres[PATH_MAX], self[PATH_MAX], *dry[16], *apply[16];
+  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if (!a.file || !a.o.config || !a.node_conf)
+    return cli_usage("slurm relayout: -f FILE, -c CONFIG and --node-conf FILE are required; usage: %s",
+                     usage);
+  if ((rc = cli_backend(c, &b)) != 0 || (rc = apply_argv(c, b, &a, true, self, dry)) != 0 ||
+      (rc = apply_argv(c, b, &a, false, self, apply)) != 0)
+    return rc;
+  relayout_defaults(&a, &r);
+  r.dry_run = dry;
+  r.apply = apply;
+  if (gs_jobs_slurm_relayout(&err, b, &r) != 0) {
+    fprintf(stderr, "gpuslice: slurm relayout of %s: %s\n", a.o.node, err.msg);
+    return GS_EXIT_FAILED;
+  }
+  if (r.ctld_restart)
+    printf("Node %s runs config %s; Slurm hands out its new slices\n", a.o.node, a.o.config);
+  return GS_EXIT_OK;
+}
+
+static int run_resume(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice slurm resume [-N NODE] [-c CONFIG] [--timeout SECONDS]\n"
+      "  after slurmctld restarted: waits until it reports the node's new Gres, resumes the node\n"
+      "  and runs one probe job per type (the end of `slurm relayout`)";
+  struct slurm_args a = {0};
+  struct gs_jobs_relayout r = {.arg = "slurm resume: "};
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char gres[PATH_MAX];
+  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  relayout_defaults(&a, &r);
+  if (gs_jobs_slurm_resume(&err, b, &r) != 0) {
+    fprintf(stderr, "gpuslice: slurm resume of %s: %s\n", a.o.node, err.msg);
+    return GS_EXIT_FAILED;
+  }
+  return GS_EXIT_OK;
+}
+
 const struct cli_verb cli_verbs_slurm[] = {
     {"slurm", "gres", run_gres, "gres.conf for this node's MIG devices and whole GPUs", false},
     {"slurm", "node-conf", run_node_conf, "the slurm.conf NodeName line (Gres= counts, Features=)", false},
     {"slurm", "prolog", run_prolog, "Prolog: fail when the layout drifted from gres.conf", false},
     {"slurm", "task-prolog", run_task_prolog, "TaskProlog: export the job's MIG UUIDs", false},
+    {"slurm", "relayout", run_relayout, "drain, apply a layout, update Slurm, resume, probe", true},
+    {"slurm", "resume", run_resume, "after slurmctld restarted: resume the node and probe it", true},
     {0},
 };
