@@ -41,7 +41,7 @@ static unsigned node_devices(const struct gs_plan_fleet *f, unsigned a, unsigned
 }
 
 /* One node: its slurm.conf line as a comment, then its gres.conf lines. */
-static int export_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
+static int export_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b, bool shares_off)
 {
   struct gs_plan_slurm_dev *d = calloc((b - a) * GS_GEOM_MAX_INSTANCES + 1, sizeof(*d));
   char config[GS_PLAN_NAME_SIZE + 8], *line = NULL;
@@ -55,7 +55,8 @@ static int export_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, uns
   n = node_devices(f, a, b, d);
   gs_plan_slurm_sort(d, n);
   snprintf(config, sizeof(config), "plan-%s", f->gpu[a].node);
-  struct gs_plan_slurm_opts o = {.node = f->gpu[a].node, .node_lines = true, .config = config};
+  struct gs_plan_slurm_opts o = {.node = f->gpu[a].node, .node_lines = true, .config = config,
+                                 .shares_off = shares_off};
   rc = (mem = open_memstream(&line, &len)) ? gs_plan_slurm_node(&err, mem, d, n, &o) : GS_E_NO_MEMORY;
   if (mem && fclose(mem) != 0 && rc == 0)
     rc = GS_E_NO_MEMORY;
@@ -72,22 +73,29 @@ static int export_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, uns
 
 int gs_plan_export_gres(FILE *out, const struct gs_plan_fleet *f)
 {
-  bool mps = false, shard = false;
+  bool mps = false, shard = false, mig = false, off;
   int rc = 0;
   for (unsigned i = 0; i < f->ngpu; i++) {
     mps = mps || f->gpu[i].mode == GS_PLAN_MPS;
     shard = shard || f->gpu[i].mode == GS_PLAN_TIMESLICE;
+    mig = mig || (f->gpu[i].mode == GS_PLAN_MIG && f->gpu[i].layout.n);
   }
+  off = mig && (mps || shard);
   fprintf(out, "# Slurm from `gpuslice plan`: each node's slurm.conf line (commented), then its\n"
                "# gres.conf lines; every line names its node, so this is one gres.conf for the\n"
                "# fleet. Apply each node's layout first (--export mig-parted, config plan-NODE);\n"
                "# `gpuslice slurm gres` on the node then writes the same records from the GPUs.\n"
-               "# slurm.conf: GresTypes=gpu%s%s\n", mps ? ",mps" : "", shard ? ",shard" : "");
+               "# slurm.conf: GresTypes=gpu%s%s\n", off || !mps ? "" : ",mps", off || !shard ? "" : ",shard");
+  if (off)
+    fprintf(out, "# The MPS and time-sliced GPUs' gres/mps and gres/shard lines are left commented:\n"
+                 "# with mps or shard in GresTypes, Slurm 22.05 reads each MIG record's files as\n"
+                 "# separate GPUs (slurmd -G), and this fleet has MIG devices. Those GPUs are\n"
+                 "# scheduled whole here; give them a cluster of their own to share them.\n");
   for (unsigned a = 0, b; a < f->ngpu; a = b) {
     int r;
     for (b = a + 1; b < f->ngpu && strcmp(f->gpu[b].node, f->gpu[a].node) == 0; b++)
       ;
-    if ((r = export_node(out, f, a, b)) != 0 && rc == 0)
+    if ((r = export_node(out, f, a, b, off)) != 0 && rc == 0)
       rc = r;
   }
   return rc ? rc : ferror(out) ? GS_E_IO : 0;

@@ -168,11 +168,13 @@ int gs_plan_slurm_gres(struct gs_err *err, FILE *out, const struct gs_plan_slurm
   /* gres/mps and gres/shard name the GPU they share (SchedMD's gres.html). */
   for (unsigned i = 0; i < n; i++) {
     if (d[i].mps) {
+      fprintf(out, "%s", o->shares_off ? "# " : "");
       prefix(out, o);
       fprintf(out, "Name=mps Count=%u ", d[i].mps);
       whole_file(out, &d[i], o);
     }
     if (d[i].shards) {
+      fprintf(out, "%s", o->shares_off ? "# " : "");
       prefix(out, o);
       fprintf(out, "Name=shard Count=%u ", d[i].shards);
       whole_file(out, &d[i], o);
@@ -204,7 +206,7 @@ static int check_extra(struct gs_err *err, const char *extra)
   return 0;
 }
 
-static void gres_counts(FILE *out, const struct gs_plan_slurm_dev *d, unsigned n)
+static void gres_counts(FILE *out, const struct gs_plan_slurm_dev *d, unsigned n, bool shares)
 {
   unsigned mps = 0, shards = 0;
   const char *sep = " Gres=";
@@ -222,9 +224,9 @@ static void gres_counts(FILE *out, const struct gs_plan_slurm_dev *d, unsigned n
     fprintf(out, "%sgpu:%s:%u", sep, d[i].type, count);
     sep = ",";
   }
-  if (mps)
+  if (mps && shares)
     fprintf(out, "%smps:%u", sep, mps), sep = ",";
-  if (shards)
+  if (shards && shares)
     fprintf(out, "%sshard:%u", sep, shards);
 }
 
@@ -261,7 +263,7 @@ int gs_plan_slurm_node(struct gs_err *err, FILE *out, const struct gs_plan_slurm
       (rc = check_extra(err, o->extra)) != 0)
     return rc;
   fprintf(out, "NodeName=%s", o->node);
-  gres_counts(out, d, n);
+  gres_counts(out, d, n, !o->shares_off);
   features(out, d, n, o->config);
   if (o->extra && *o->extra)
     fprintf(out, " %s", o->extra);

@@ -37,6 +37,10 @@ struct gs_plan_slurm_opts {
   bool autodetect;       /* gres.conf opens with AutoDetect=nvml; the records stay, as its checks */
   const char *config;    /* the layout's config name, for Features=mig-<config>; NULL: none */
   const char *extra;     /* the slurm.conf line's other words ("CPUs=64 RealMemory=512000") */
+  bool shares_off;       /* gres/mps and gres/shard lines only as comments, out of Gres=: with
+                            GresTypes naming mps or shard, Slurm 22.05 reads every MultipleFiles
+                            record as one GPU per file (slurmd -G), so a cluster with MIG
+                            devices cannot have them */
 };
 
 /* Slurm's type for a whole GPU: NVML's name without "NVIDIA ", lower case,
