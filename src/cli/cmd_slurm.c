@@ -228,11 +228,14 @@ static int run_prolog(struct cli *c, int argc, char **argv)
   return GS_EXIT_OK;
 }
 
-/* The job's GPUs as Slurm announces them: the step's, else the job's, else
- * what Slurm put in CUDA_VISIBLE_DEVICES. */
+/* The job's GPUs as Slurm announces them: device ids in CUDA_VISIBLE_DEVICES
+ * (Slurm's gpu/nvml sets them), else the step's indices, else the job's. */
 static const char *job_gpus(void)
 {
   static const char *const vars[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES"};
+  const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+  if (cvd && (strncmp(cvd, "MIG-", 4) == 0 || strncmp(cvd, "GPU-", 4) == 0))
+    return cvd;
   for (unsigned i = 0; i < GS_NITEMS(vars); i++) {
     const char *v = getenv(vars[i]);
     if (v && *v)
@@ -264,6 +267,10 @@ static int run_task_prolog(struct cli *c, int argc, char **argv)
   }
   rc = gs_jobs_slurm_map(&err, b, a.gres_conf, text, len, a.o.node, gpus, uuids, sizeof(uuids));
   free(text);
+  if (rc == GS_E_NOT_SUPPORTED) { /* Slurm's value is right; nothing to export */
+    fprintf(stderr, "gpuslice: node %s: %s\n", a.o.node, err.msg);
+    return GS_EXIT_OK;
+  }
   if (rc) {
     fprintf(stderr, "gpuslice: node %s: %s\n", a.o.node, err.msg);
     return GS_EXIT_FAILED;

@@ -143,12 +143,11 @@ static void describe(const struct gs_plan_slurm_rec *r, char *buf, size_t size)
 /* Both the file's records and the node's devices, or an error. */
 static int load_both(struct gs_err *err, struct gs_backend *b, const char *origin, const char *text,
                      size_t len, const char *node, struct gs_plan_slurm_rec **recs, unsigned *nrec,
-                     struct gs_jobs_slurm_dev **devs, unsigned *ndev)
+                     struct gs_jobs_slurm_dev **devs, unsigned *ndev, bool *autodetect)
 {
-  bool autodetect = false;
   int rc;
   *devs = NULL;
-  if ((rc = gs_plan_slurm_parse(err, origin, text, len, node, recs, nrec, &autodetect)) != 0)
+  if ((rc = gs_plan_slurm_parse(err, origin, text, len, node, recs, nrec, autodetect)) != 0)
     return rc;
   if ((rc = gs_jobs_slurm_devices(err, b, NULL, 0, devs, ndev)) != 0) {
     free(*recs);
@@ -167,7 +166,8 @@ int gs_jobs_slurm_check(struct gs_err *err, struct gs_backend *b, const char *or
   struct gs_jobs_slurm_dev *devs = NULL;
   unsigned nrec = 0, ndev = 0;
   char what[160];
-  int rc = load_both(err, b, origin, text, len, node, &recs, &nrec, &devs, &ndev);
+  bool autodetect;
+  int rc = load_both(err, b, origin, text, len, node, &recs, &nrec, &devs, &ndev, &autodetect);
   for (unsigned i = 0; rc == 0 && i < nrec; i++) {
     const struct gs_jobs_slurm_dev *d = find_dev(devs, ndev, &recs[i]);
     describe(&recs[i], what, sizeof(what));
@@ -198,17 +198,23 @@ int gs_jobs_slurm_check(struct gs_err *err, struct gs_backend *b, const char *or
 /* One entry of the job's GPU list into its device's UUID. */
 static int map_one(struct gs_err *err, const char *origin, const char *item,
                    const struct gs_plan_slurm_rec *recs, unsigned nrec,
-                   const struct gs_jobs_slurm_dev *devs, unsigned ndev, const char **uuid)
+                   const struct gs_jobs_slurm_dev *devs, unsigned ndev, bool autodetect,
+                   const char **uuid)
 {
   const struct gs_jobs_slurm_dev *d;
   char *end, what[160];
   unsigned long i;
-  /* gpu/nvml hands out the legacy MIG form, which CUDA since R470 refuses. */
-  for (unsigned k = 0; strncmp(item, "MIG-", 4) == 0 && k < ndev; k++)
+  /* Slurm's gpu/nvml hands out the devices' own ids; the pre-R470 MIG form
+   * is brought to today's, which CUDA since R470 reads. */
+  for (unsigned k = 0; (strncmp(item, "MIG-", 4) == 0 || strncmp(item, "GPU-", 4) == 0) && k < ndev; k++)
     if (strcmp(devs[k].legacy_uuid, item) == 0 || strcmp(devs[k].uuid, item) == 0) {
       *uuid = devs[k].uuid;
       return 0;
     }
+  /* Detected GPUs are numbered by Slurm's own sort, not this file's order. */
+  if (autodetect && isdigit((unsigned char)*item))
+    return gs_err_set(err, GS_E_NOT_SUPPORTED, "GPU %.20s of the job: with AutoDetect=nvml in %s, "
+                      "Slurm numbers the GPUs itself; its CUDA_VISIBLE_DEVICES stands", item, origin);
   i = strtoul(item, &end, 10);
   if (!isdigit((unsigned char)*item) || *end || i >= nrec)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "GPU '%.60s' of the job is not one of the %u "
@@ -229,14 +235,15 @@ int gs_jobs_slurm_map(struct gs_err *err, struct gs_backend *b, const char *orig
   unsigned nrec = 0, ndev = 0;
   size_t used = 0;
   char *list = strdup(gpus ? gpus : "");
-  int rc = list ? load_both(err, b, origin, text, len, node, &recs, &nrec, &devs, &ndev)
+  bool autodetect = false;
+  int rc = list ? load_both(err, b, origin, text, len, node, &recs, &nrec, &devs, &ndev, &autodetect)
                 : gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   out[0] = 0;
   for (char *save = NULL, *item = list && rc == 0 ? strtok_r(list, ",", &save) : NULL; item && rc == 0;
        item = strtok_r(NULL, ",", &save)) {
     const char *uuid = NULL;
     int n;
-    if ((rc = map_one(err, origin, item, recs, nrec, devs, ndev, &uuid)) != 0)
+    if ((rc = map_one(err, origin, item, recs, nrec, devs, ndev, autodetect, &uuid)) != 0)
       break;
     n = snprintf(out + used, size - used, "%s%s", used ? "," : "", uuid);
     if (n < 0 || (size_t)n >= size - used)

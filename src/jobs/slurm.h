@@ -34,10 +34,11 @@ int gs_jobs_slurm_check(struct gs_err *err, struct gs_backend *b, const char *or
                         const char *text, size_t len, const char *node);
 
 /* The task prolog's map: the GPUs Slurm gave a job on `node` ("0,2": indices
- * into the node's records, numbered as gres.conf lists them; or the "MIG-GPU-
- * <uuid>/<gi>/<ci>" ids Slurm's gpu/nvml hands out) into the devices' UUIDs,
- * comma-separated, in out. GS_E_INVALID_ARGUMENT for an index past the
- * records or a device the node no longer has. */
+ * into the node's records, numbered as gres.conf lists them; or the devices'
+ * ids, as Slurm's gpu/nvml hands them out, either MIG form) into the devices'
+ * UUIDs, comma-separated, in out. GS_E_INVALID_ARGUMENT for an index past the
+ * records or a device the node no longer has; GS_E_NOT_SUPPORTED for an index
+ * under AutoDetect=nvml (Slurm's own numbering: its value should stand). */
 int gs_jobs_slurm_map(struct gs_err *err, struct gs_backend *b, const char *origin, const char *text,
                       size_t len, const char *node, const char *gpus, char *out, size_t size);
 

@@ -127,6 +127,7 @@ exec "$GS_BIN" -q --emu-state "$root/\$SLURMD_NODENAME/emu.json" slurm prolog --
 EOF
   cat >"$root/task-prolog.sh" <<EOF
 #!/bin/sh
+echo "print SLURM_SET \$CUDA_VISIBLE_DEVICES"
 exec "$GS_BIN" -q --emu-state "$root/\$SLURMD_NODENAME/emu.json" slurm task-prolog --gres-conf "$root/\$SLURMD_NODENAME/gres.conf"
 EOF
   chmod 755 "$root/prolog.sh" "$root/task-prolog.sh"
@@ -177,4 +178,42 @@ for g in json.load(sys.stdin):
     for m in g.get("mig_devices", []):
         print(sys.argv[1], m["uuid"], m["name"])' "$n"
   done
+}
+
+# nvml_plugin DIR: Slurm's gpu/nvml plugin (Debian contrib's slurm-wlm-nvml-plugin,
+# of the installed slurmd's version) extracted into DIR, fetched once with
+# `apt-get download` and a private sources list (nothing is installed).
+# Prints why not on failure.
+nvml_plugin() {
+  local dir=$1 codename want got deb opts
+  [ -f "$dir/gpu_nvml.so" ] && return 0
+  want=$(dpkg-query -W -f '${Version}' slurmd 2>/dev/null) || { echo "slurmd is not a Debian package here"; return 1; }
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] && [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] ||
+    { echo "not a Debian release with its archive keyring"; return 1; }
+  mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/deb"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $codename contrib" \
+    >"$dir/apt/sources.list"
+  opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o "Dir::Etc::SourceParts=$dir/apt/none"
+        -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache" -o Debug::NoLocking=1
+        -o APT::Sandbox::User=root -qq)
+  timeout 60 apt-get "${opts[@]}" update >"$dir/apt.log" 2>&1 &&
+    (cd "$dir/deb" && timeout 60 apt-get "${opts[@]}" download slurm-wlm-nvml-plugin) >>"$dir/apt.log" 2>&1 ||
+    { echo "apt-get could not fetch slurm-wlm-nvml-plugin from Debian contrib: $(tail -1 "$dir/apt.log")"; return 1; }
+  deb=$(ls "$dir"/deb/slurm-wlm-nvml-plugin_*.deb 2>/dev/null | head -1)
+  got=$(dpkg-deb -f "$deb" Version)
+  # Plugins load only into the Slurm version they were built for.
+  [ "${got%%-*}" = "${want%%-*}" ] || { echo "contrib has gpu/nvml $got, slurmd is $want"; return 1; }
+  dpkg-deb -x "$deb" "$dir/x" && cp "$dir"/x/usr/lib/*/slurm-wlm/gpu_nvml.so "$dir/" ||
+    { echo "$deb holds no gpu_nvml.so"; return 1; }
+}
+
+# nvml_slurmd_start NODE LIBDIR: the node's slurmd with Slurm's gpu/nvml over
+# nvml-emu (LIBDIR holds libnvidia-ml.so.1) in a mount namespace of its own
+# (tests/cluster/nvml-node.sh) where /dev and /proc/driver/nvidia-caps are
+# the node's emulated machine's.
+nvml_slurmd_start() {
+  LD_LIBRARY_PATH=$2 GPUSLICE_EMU_STATE=$root/$1/emu.json daemon "slurmd-$1" \
+    unshare -m --propagation private sh "$src/tests/cluster/nvml-node.sh" "$root/$1/root" \
+    slurmd -D -f "$root/$1/slurm.conf" -N "$1"
 }

@@ -34,7 +34,8 @@ done
 
 root=$(gs_tmpdir slurm) || exit 1
 chmod 755 "$root"
-trap 'cluster_stop; [ "$failed" = 0 ] && rm -rf "$root"' EXIT
+run1=$root
+trap 'root=$run1/nvml cluster_stop; root=$run1 cluster_stop; [ "$failed" = 0 ] && rm -rf "$run1"' EXIT
 export SLURM_CONF=$root/slurm.conf GS_SLURM_TEST=$root
 unset GPUSLICE_EMULATE GPUSLICE_EMU_STATE
 nodes="node1 node2 node3"
@@ -47,6 +48,7 @@ node_setup node1 a100-40gb all-1g.5gb "$p1" && node_setup node2 a100-40gb:2 all-
   node_setup node3 a100-40gb all-balanced "$p3" && ok || { fail "node setup"; exit 1; }
 grep -q "Gres=gpu:1g.5gb:4,gpu:2g.10gb:2,gpu:3g.20gb:2 Features=mig,a100-40gb,mig-all-balanced" \
   "$root/nodes/node2.conf" && ok || fail "node2's line: $(cat "$root/nodes/node2.conf")"
+cp -r "$root/nodes" "$root/nodes.initial"
 daemon slurmctld slurmctld -D -f "$root/slurm.conf"
 for n in $nodes; do slurmd_start "$n"; done
 if wait_idle 40 $nodes; then ok; else
@@ -74,7 +76,7 @@ mkdir -p "$root/out"
 submit() { # PROFILE SECONDS [sbatch options]: prints the job id
   local p=$1 s=$2
   shift 2
-  sbatch --parsable -o "$root/out/%j.out" --gres="gpu:$p:1" "$@" "$root/job.sh" "$p" "$s"
+  sbatch --parsable -o "$root/out/%j.out" --gres="gpu:$p:1" "$@" "$run1/job.sh" "$p" "$s"
 }
 ids=()
 for i in $(seq 24); do
@@ -96,14 +98,14 @@ done
 [ "$(squeue -h -t R -j "$(IFS=,; echo "${load[*]}")" | wc -l)" = 2 ] && ok ||
   fail "node3's load did not start: $(squeue -o '%i %T %R')"
 cat >"$root/restart-slurmd" <<EOF
-#!/bin/sh
+#!/usr/bin/env bash
 stop() { kill "\$1"; while kill -0 "\$1" 2>/dev/null && [ "\$(awk '{print \$3}' /proc/\$1/stat 2>/dev/null)" != Z ]; do sleep 0.1; done; }
 stop "\$(cat "$root/slurmd-\$1.pid")"
 . "$src/tests/cluster/lib-slurm.sh"
 root="$root"; daemon "slurmd-\$1" slurmd -D -f "$root/\$1/slurm.conf" -N "\$1"
 EOF
 cat >"$root/restart-ctld" <<EOF
-#!/bin/sh
+#!/usr/bin/env bash
 stop() { kill "\$1"; while kill -0 "\$1" 2>/dev/null && [ "\$(awk '{print \$3}' /proc/\$1/stat 2>/dev/null)" != Z ]; do sleep 0.1; done; }
 stop "\$(cat "$root/slurmctld.pid")"
 . "$src/tests/cluster/lib-slurm.sh"
@@ -136,57 +138,8 @@ for _ in $(seq 240); do
   sleep 0.5
 done
 [ -z "$(squeue -h -o '%i %T %R')" ] && ok || fail "jobs left: $(squeue -o '%i %T %R %N')"
-python3 - "$root" "${#ids[@]}" <<'EOF' && ok || fail "job checks (above)"
-import glob, sys
-root, want = sys.argv[1], int(sys.argv[2])
-devs = {}
-for f in ("map.before", "map.after"):
-    for line in open(f"{root}/{f}"):
-        node, uuid, profile = line.split()
-        devs[uuid] = (node, profile)
-jobs, bad = {}, []
-for path in glob.glob(f"{root}/out/*.out"):
-    job = {"steps": []}
-    for line in open(path):
-        w = line.split()
-        if w[:1] == ["JOB"]:
-            job.update(id=w[1], node=w[2], want=w[3], cvd=w[4] if len(w) > 4 else "")
-        elif w[:1] == ["STEP"]:
-            job["steps"].append(w[3] if len(w) > 3 else "")
-        elif w[:1] == ["TIME"]:
-            job.update(start=float(w[2]), end=float(w[3]))
-    if "end" not in job:
-        bad.append(f"{path}: did not finish: {open(path).read()[-300:]}")
-        continue
-    jobs[job["id"]] = job
-    if job["cvd"] not in devs:
-        bad.append(f"job {job['id']} on {job['node']}: CUDA_VISIBLE_DEVICES={job['cvd']!r} is no MIG device")
-    elif devs[job["cvd"]] != (job["node"], job["want"]):
-        bad.append(f"job {job['id']} on {job['node']} asked for {job['want']}, got {devs[job['cvd']]}")
-    if len(job["steps"]) != 2 or any(s != job["cvd"] for s in job["steps"]):
-        bad.append(f"job {job['id']}: steps saw {job['steps']}, the job {job['cvd']}")
-if len(jobs) != want:
-    bad.append(f"{len(jobs)} jobs finished, {want} submitted")
-held = {}
-for j in jobs.values():
-    held.setdefault((j["node"], j["cvd"]), []).append(j)
-shared = 0
-for key, js in held.items():
-    js.sort(key=lambda j: j["start"])
-    shared += len(js) > 1
-    for a, b in zip(js, js[1:]):
-        if b["start"] < a["end"]:
-            bad.append(f"{key}: jobs {a['id']} and {b['id']} overlap")
-on3 = [j for j in jobs.values() if j["node"] == "node3" and j["want"] == "1g.5gb" and j["start"] > 0]
-new = {j["cvd"] for j in on3} & {l.split()[1] for l in open(f"{root}/map.after")}
-if len(new) < 5:
-    bad.append(f"node3 handed out {len(new)} of its new 1g.5gb slices, expected most of 7")
-print(f"{len(jobs)} jobs, {len(held)} slices used, {shared} used by several jobs in turn, "
-      f"{len(new)} new node3 slices")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad or shared == 0 else 0)
-EOF
+python3 "$src/tests/cluster/check_jobs.py" "$root/out" "${#ids[@]}" "$root/map.before" "$root/map.after" \
+  --new-on node3 "$root/map.after" 5 && ok || fail "job checks (above)"
 
 # ---- drift: the layout changes behind Slurm's back; the Prolog stops the job ----
 "$GS_BIN" -q --emu-state "$root/node1/emu.json" apply -f "$src/configs/a100-40gb.mig-parted.yaml" \
@@ -202,5 +155,58 @@ sinfo -h -n node1 -o %E | grep -qi prolog && ok || fail "drain reason: $(sinfo -
 grep -q "^JOB" "$root/out/$drift.out" 2>/dev/null && fail "the job ran on a drifted node" || ok
 grep -q "the node has no such device now" "$root/node1/slurmd.log" && ok ||
   fail "the prolog's reason is not in slurmd's log"
+
+# ---- run 2: Slurm's own AutoDetect=nvml finds the slices through nvml-emu ----
+# Each slurmd loads Debian contrib's gpu/nvml plugin (fetched, not installed)
+# over nvml-emu, in a mount namespace where /dev and /proc/driver/nvidia-caps
+# are its machine's; the same machines and jobs must give the same answers.
+why=$(nvml_plugin "${GS_TEST_TMP:-/tmp}/slurm-nvml-plugin") || {
+  echo "SKIP: run 2 (AutoDetect=nvml): $why"
+  summary
+  exit
+}
+unshare -m true 2>/dev/null || { echo "SKIP: run 2 (AutoDetect=nvml): no mount namespaces here"; summary; exit; }
+root=$run1 cluster_stop
+root=$run1/nvml
+mkdir -p "$root/out"
+chmod 755 "$root"
+export SLURM_CONF=$root/slurm.conf
+read -r ctld_port p1 p2 p3 <<<"$(free_ports 4)"
+munge_start || fail "munged (run 2)"
+slurm_conf "$ctld_port" $nodes
+echo "PluginDir=$(dirname "$(ls /usr/lib/*/slurm-wlm/gres_gpu.so | head -1)"):${GS_TEST_TMP:-/tmp}/slurm-nvml-plugin" \
+  >>"$root/slurm.conf"
+node_setup node1 a100-40gb all-1g.5gb "$p1" --autodetect --dev-root /dev &&
+  node_setup node2 a100-40gb:2 all-balanced "$p2" --autodetect --dev-root /dev &&
+  node_setup node3 a100-40gb all-balanced "$p3" --autodetect --dev-root /dev && ok || fail "node setup (run 2)"
+daemon slurmctld slurmctld -D -f "$root/slurm.conf"
+for n in $nodes; do nvml_slurmd_start "$n" "$(dirname "${GS_NVML_EMU:-$(dirname "$GS_BIN")/nvml-emu/x}")"; done
+if wait_idle 40 $nodes; then ok; else
+  fail "run 2: nodes not idle: $(sinfo -N -o '%N %T %G %E' 2>&1); $(grep -h error "$root"/node*/slurmd.log | tail -5)"
+fi
+# What gpu/nvml detected: the same types and counts as run 1's records.
+for n in $nodes; do
+  got=$(sinfo -h -n "$n" -o %G | sed 's/([^)]*)//g' | tr ',' '\n' | sort | tr '\n' ,)
+  want=$(sed 's/.* Gres=\([^ ]*\).*/\1/' "$run1/nodes.initial/$n.conf" | tr ',' '\n' | sort | tr '\n' ,)
+  [ "$got" = "$want" ] && ok || fail "run 2: $n's detected GPUs $got, run 1's $want"
+done
+grep -q "2 GPU system device(s) detected" "$root/node2/slurmd.log" && ok ||
+  fail "run 2: node2's gpu/nvml did not detect its GPUs: $(grep -h GPU "$root/node2/slurmd.log" | tail -3)"
+device_map $nodes >"$root/map"
+cmp -s <(sort "$root/map") <(sort "$run1/map.before") && ok || fail "run 2's machines differ from run 1's"
+ids=()
+for i in $(seq 12); do
+  case $((i % 3)) in 0) p=1g.5gb ;; 1) p=2g.10gb ;; 2) p=3g.20gb ;; esac
+  ids+=("$(submit $p 2)") || fail "sbatch $p (run 2)"
+done
+for _ in $(seq 240); do
+  [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+  sleep 0.5
+done
+python3 "$src/tests/cluster/check_jobs.py" "$root/out" "${#ids[@]}" "$run1/map.before" && ok ||
+  fail "run 2: job checks (above)"
+# The UUIDs came from Slurm's gpu/nvml itself (the TaskProlog only checks them).
+[ "$(cat "$root"/out/*.out | grep -c '^SLURM_SET MIG-')" = $((3 * ${#ids[@]})) ] && ok ||
+  fail "run 2: Slurm did not hand out MIG UUIDs: $(grep -h SLURM_SET "$root"/out/*.out | sort | uniq -c | head)"
 
 summary
