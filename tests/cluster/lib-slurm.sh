@@ -213,7 +213,11 @@ nvml_plugin() {
 # (tests/cluster/nvml-node.sh) where /dev and /proc/driver/nvidia-caps are
 # the node's emulated machine's.
 nvml_slurmd_start() {
-  LD_LIBRARY_PATH=$2 GPUSLICE_EMU_STATE=$root/$1/emu.json daemon "slurmd-$1" \
+  # A sanitized nvml-emu needs its runtime loaded first in the unsanitized slurmd.
+  local rt
+  rt=$(ldd "$2/libnvidia-ml.so.1" | awk '/lib(asan|tsan)\.so/ {print $3; exit}')
+  LD_PRELOAD=$rt ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} \
+    LD_LIBRARY_PATH=$2 GPUSLICE_EMU_STATE=$root/$1/emu.json daemon "slurmd-$1" \
     unshare -m --propagation private sh "$src/tests/cluster/nvml-node.sh" "$root/$1/root" \
     slurmd -D -f "$root/$1/slurm.conf" -N "$1"
 }
