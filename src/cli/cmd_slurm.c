@@ -106,44 +106,29 @@ static int slurm_getopt(struct cli *c, int argc, char **argv, const char *usage,
   return first;
 }
 
-/* The node's records: of the GPUs -i names, else all. */
-static int node_devices(struct cli *c, struct gs_backend **b, struct gs_jobs_slurm_dev **d, unsigned *n)
+/* gres and node-conf: the node's records through one of plan's writers, to
+ * stdout or atomically to -o FILE. */
+static int write_records(struct cli *c, int argc, char **argv, const char *usage,
+                         gs_jobs_slurm_writer fn)
 {
   unsigned gpus[GS_BACKEND_MAX_GPUS];
+  struct slurm_args a = {0};
+  struct gs_backend *b;
   struct gs_err err = {0};
-  int ngpu = 0, rc;
-  if ((rc = cli_backend(c, b)) != 0)
+  char gres[PATH_MAX], *text = NULL;
+  int ngpu = 0, rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  if (first <= 0)
+    return -first;
+  if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (c->gpus && (ngpu = cli_select_gpus(c, gpus)) < 0)
     return -ngpu;
-  if (gs_jobs_slurm_devices(&err, *b, c->gpus ? gpus : NULL, (unsigned)ngpu, d, n) != 0)
-    return cli_fail(&err);
-  return 0;
-}
-
-/* Writes what fn writes to stdout, or atomically to -o FILE. */
-static int emit(const struct slurm_args *a, const struct gs_jobs_slurm_dev *d, unsigned n,
-                int (*fn)(struct gs_err *, FILE *, const struct gs_plan_slurm_dev *, unsigned,
-                          const struct gs_plan_slurm_opts *))
-{
-  struct gs_plan_slurm_dev *recs = calloc(n + 1, sizeof(*recs));
-  struct gs_err err = {0};
-  char *text = NULL;
-  size_t len = 0;
-  FILE *mem = recs ? open_memstream(&text, &len) : NULL;
-  int rc = mem ? 0 : gs_err_set(&err, GS_E_NO_MEMORY, "out of memory");
-  for (unsigned i = 0; rc == 0 && i < n; i++)
-    recs[i] = d[i].d;
-  if (rc == 0)
-    rc = fn(&err, mem, recs, n, &a->o);
-  if (mem && fclose(mem) != 0 && rc == 0)
-    rc = gs_err_set(&err, GS_E_NO_MEMORY, "out of memory");
-  if (rc == 0 && a->out)
-    rc = gs_file_write_atomic(&err, a->out, text, len);
+  rc = gs_jobs_slurm_text(&err, b, c->gpus ? gpus : NULL, (unsigned)ngpu, fn, &a.o, &text);
+  if (rc == 0 && a.out)
+    rc = gs_file_write_atomic(&err, a.out, text, strlen(text));
   else if (rc == 0)
-    fwrite(text, 1, len, stdout);
+    fputs(text, stdout);
   free(text);
-  free(recs);
   if (rc == GS_E_INVALID_ARGUMENT)
     return cli_usage("%s", err.msg);
   return rc ? cli_fail(&err) : GS_EXIT_OK;
@@ -156,18 +141,7 @@ static int run_gres(struct cli *c, int argc, char **argv)
       "  one Name=gpu record per MIG device (Type=<profile>, MultipleFiles=GPU and nvidia-caps files)\n"
       "  and per whole GPU (Type=<model>); --node-lines: every line names the node (a shared file);\n"
       "  --dev-root: the directory standing for /dev; --autodetect: AutoDetect=nvml, records as checks";
-  struct slurm_args a = {0};
-  struct gs_jobs_slurm_dev *d = NULL;
-  struct gs_backend *b;
-  char gres[PATH_MAX];
-  unsigned n = 0;
-  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
-  if (first <= 0)
-    return -first;
-  if ((rc = node_devices(c, &b, &d, &n)) == 0)
-    rc = emit(&a, d, n, gs_plan_slurm_gres);
-  free(d);
-  return rc;
+  return write_records(c, argc, argv, usage, gs_plan_slurm_gres);
 }
 
 static int run_node_conf(struct cli *c, int argc, char **argv)
@@ -176,18 +150,7 @@ static int run_node_conf(struct cli *c, int argc, char **argv)
       "gpuslice slurm node-conf [-i GPUS] [-N NODE] [-c CONFIG] [--extra 'CPUs=64 ...'] [-o FILE]\n"
       "  the slurm.conf NodeName line: Gres= counts per type, in gres.conf's order, and\n"
       "  Features=mig,<model>[,mig-<CONFIG>] (users pick a layout with sbatch -C)";
-  struct slurm_args a = {0};
-  struct gs_jobs_slurm_dev *d = NULL;
-  struct gs_backend *b;
-  char gres[PATH_MAX];
-  unsigned n = 0;
-  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
-  if (first <= 0)
-    return -first;
-  if ((rc = node_devices(c, &b, &d, &n)) == 0)
-    rc = emit(&a, d, n, gs_plan_slurm_node);
-  free(d);
-  return rc;
+  return write_records(c, argc, argv, usage, gs_plan_slurm_node);
 }
 
 /* Reads gres.conf for the prologs: a missing file is the admin's to fix. */

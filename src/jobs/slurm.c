@@ -119,6 +119,33 @@ done:
   return rc;
 }
 
+int gs_jobs_slurm_text(struct gs_err *err, struct gs_backend *b, const unsigned *gpus, unsigned ngpu,
+                       gs_jobs_slurm_writer fn, const struct gs_plan_slurm_opts *o, char **text)
+{
+  struct gs_jobs_slurm_dev *d = NULL;
+  struct gs_plan_slurm_dev *recs = NULL;
+  unsigned n = 0;
+  size_t len = 0;
+  FILE *mem = NULL;
+  int rc = gs_jobs_slurm_devices(err, b, gpus, ngpu, &d, &n);
+  *text = NULL;
+  if (rc == 0 && (!(recs = calloc(n + 1, sizeof(*recs))) || !(mem = open_memstream(text, &len))))
+    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory writing Slurm's files");
+  for (unsigned i = 0; rc == 0 && i < n; i++)
+    recs[i] = d[i].d;
+  if (rc == 0)
+    rc = fn(err, mem, recs, n, o);
+  if (mem && fclose(mem) != 0 && rc == 0)
+    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory writing Slurm's files");
+  if (rc) {
+    free(*text);
+    *text = NULL;
+  }
+  free(recs);
+  free(d);
+  return rc;
+}
+
 /* ---- against gres.conf ---- */
 
 static const struct gs_jobs_slurm_dev *find_dev(const struct gs_jobs_slurm_dev *d, unsigned n,

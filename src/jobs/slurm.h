@@ -26,6 +26,14 @@ struct gs_jobs_slurm_dev {
 int gs_jobs_slurm_devices(struct gs_err *err, struct gs_backend *b, const unsigned *gpus,
                           unsigned ngpu, struct gs_jobs_slurm_dev **out, unsigned *n);
 
+/* One of plan's Slurm writers (gs_plan_slurm_gres, gs_plan_slurm_node) over
+ * this node's records now (of the GPUs gpus names; NULL: all), into a heap
+ * string the caller frees. */
+typedef int (*gs_jobs_slurm_writer)(struct gs_err *err, FILE *out, const struct gs_plan_slurm_dev *d,
+                                    unsigned n, const struct gs_plan_slurm_opts *o);
+int gs_jobs_slurm_text(struct gs_err *err, struct gs_backend *b, const unsigned *gpus, unsigned ngpu,
+                       gs_jobs_slurm_writer fn, const struct gs_plan_slurm_opts *o, char **text);
+
 /* The prolog's check: every gpu record of `node` in the gres.conf text names
  * a device this node has now, of that type, and every GPU the file names has
  * no device the file lacks. 0, or GS_E_INVALID_ARGUMENT naming the first

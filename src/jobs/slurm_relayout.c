@@ -227,31 +227,14 @@ static bool registered(const char *state, const char *gres, const void *want)
 /* gres.conf and the node line from the machine as it is now. */
 static int write_files(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_relayout *r)
 {
-  struct gs_jobs_slurm_dev *devs = NULL;
-  unsigned n = 0;
-  struct gs_plan_slurm_dev *recs = NULL;
   char *gres = NULL, *line = NULL;
-  size_t glen = 0, llen = 0;
-  FILE *g = NULL, *l = NULL;
-  int rc = gs_jobs_slurm_devices(err, b, NULL, 0, &devs, &n);
-  if (rc == 0 && !(recs = calloc(n + 1, sizeof(*recs))))
-    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
-  for (unsigned i = 0; rc == 0 && i < n; i++)
-    recs[i] = devs[i].d;
-  if (rc == 0 && (!(g = open_memstream(&gres, &glen)) || !(l = open_memstream(&line, &llen))))
-    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
-  if (rc == 0 && (rc = gs_plan_slurm_gres(err, g, recs, n, &r->slurm)) == 0)
-    rc = gs_plan_slurm_node(err, l, recs, n, &r->slurm);
-  if (g)
-    fclose(g);
-  if (l)
-    fclose(l);
-  if (rc == 0 && (rc = gs_file_write_atomic(err, r->gres_conf, gres, glen)) == 0)
-    rc = gs_file_write_atomic(err, r->node_conf, line, llen);
+  int rc = gs_jobs_slurm_text(err, b, NULL, 0, gs_plan_slurm_gres, &r->slurm, &gres);
+  if (rc == 0)
+    rc = gs_jobs_slurm_text(err, b, NULL, 0, gs_plan_slurm_node, &r->slurm, &line);
+  if (rc == 0 && (rc = gs_file_write_atomic(err, r->gres_conf, gres, strlen(gres))) == 0)
+    rc = gs_file_write_atomic(err, r->node_conf, line, strlen(line));
   if (rc == 0)
     say(r, "wrote %s and %s: %.*s", r->gres_conf, r->node_conf, (int)strcspn(line, "\n"), line);
-  free(devs);
-  free(recs);
   free(gres);
   free(line);
   return rc;
@@ -293,37 +276,28 @@ static int probe(struct gs_err *err, const struct gs_jobs_relayout *r, const str
 int gs_jobs_slurm_resume(struct gs_err *err, struct gs_backend *b, const struct gs_jobs_relayout *r)
 {
   struct gs_jobs_slurm_dev *d = NULL;
+  char *out = malloc(OUTPUT_MAX + 1), want[1024], *line = NULL, node[256], state[] = "State=RESUME";
+  char *argv[] = {(char *)r->scontrol, "update", node, state, NULL};
+  const char *p;
   unsigned n = 0;
-  char *out = malloc(OUTPUT_MAX + 1), want[1024], *line = NULL;
-  size_t len = 0;
-  FILE *l = NULL;
-  int rc = out ? gs_jobs_slurm_devices(err, b, NULL, 0, &d, &n) : gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
-  struct gs_plan_slurm_dev *recs = rc == 0 ? calloc(n + 1, sizeof(*recs)) : NULL;
-  if (rc == 0 && (!recs || !(l = open_memstream(&line, &len))))
-    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
-  for (unsigned i = 0; rc == 0 && i < n; i++)
-    recs[i] = d[i].d;
+  int rc = out ? gs_jobs_slurm_devices(err, b, NULL, 0, &d, &n)
+               : gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   if (rc == 0)
-    rc = gs_plan_slurm_node(err, l, recs, n, &r->slurm);
-  if (l)
-    fclose(l);
+    rc = gs_jobs_slurm_text(err, b, NULL, 0, gs_plan_slurm_node, &r->slurm, &line);
   if (rc == 0) {
-    const char *p = strstr(line, " Gres=");
+    p = strstr(line, " Gres=");
     snprintf(want, sizeof(want), "%.*s", p ? (int)strcspn(p + 6, " \n") : 0, p ? p + 6 : "");
     say(r, "waiting for the controller to see %s with Gres=%s", r->node, want);
     rc = wait_node(err, r, "the new GPUs", registered, want);
   }
   if (rc == 0) {
-    char state[] = "State=RESUME";
-    char node[256];
     snprintf(node, sizeof(node), "NodeName=%s", r->node);
-    char *argv[] = {(char *)r->scontrol, "update", node, state, NULL};
     say(r, "resuming %s", r->node);
     if ((rc = step(err, r, argv, "resuming the node", out)) == 0)
       rc = probe(err, r, d, n, out);
   }
-  free(recs);
   free(line);
+  free(d);
   free(out);
   return rc;
 }
