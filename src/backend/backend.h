@@ -148,5 +148,16 @@ int gs_emu_set_driver(struct gs_backend *b, struct gs_err *err, const char *driv
 /* Which way round this board numbers its GPU instances (boards of one model
  * differ, reference §8.1); only while it has no GPU instances. */
 int gs_emu_set_swapped_ids(struct gs_backend *b, struct gs_err *err, unsigned gpu, bool swapped);
+/* The machine's seed ("" without one): part of every GPU and MIG UUID, so
+ * machines emulated side by side (a Slurm cluster on one host) differ. Set
+ * with "seed=WORD" in the --emulate spec when the state is created. */
+#define GS_EMU_SEED_SIZE 64
+int gs_emu_seed(struct gs_backend *b, struct gs_err *err, char out[GS_EMU_SEED_SIZE]);
+/* Creates the device files the NVIDIA driver would have for this machine
+ * under dir: dir/dev/nvidia<N>, nvidiactl and nvidia-caps/nvidia-cap<M> (every
+ * GPU and compute instance a GPU can have), and dir/proc/driver/nvidia-caps/
+ * mig-minors; so Slurm's gres checks (and containers) can be pointed at them.
+ * Needs root (mknod); GS_E_NO_PERMISSION otherwise. Rerunning refreshes them. */
+int gs_emu_devices(struct gs_backend *b, struct gs_err *err, const char *dir);
 
 #endif

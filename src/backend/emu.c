@@ -173,15 +173,17 @@ static const char *const pci_buses[] = {"07", "0F", "47", "4E", "87", "90", "B7"
 static void fill_gpu_info(const struct gs__emu_state *st, unsigned gpu, struct gs_gpu_info *out)
 {
   const struct gs__emu_gpu *g = &st->gpu[gpu];
-  char seed[96];
+  char seed[96 + GS__EMU_SEED_SIZE];
   uint8_t h[16];
   char uuid[37];
   memset(out, 0, sizeof(*out));
   out->index = gpu;
   out->model = g->model;
   snprintf(out->name, sizeof(out->name), "%s", g->sku->name);
-  /* Stable across runs: a GPU's UUID is derived from its board and index. */
-  snprintf(seed, sizeof(seed), "gpuslice-emu-gpu/%s/%u", g->sku->key, gpu);
+  /* Stable across runs: a GPU's UUID is derived from its board and index,
+   * and from the machine's seed when it has one (so machines differ). */
+  snprintf(seed, sizeof(seed), "gpuslice-emu-gpu/%s/%u%s%s", g->sku->key, gpu,
+           st->seed[0] ? "/" : "", st->seed);
   gs_hash128(seed, strlen(seed), h);
   gs_uuid_format(h, uuid);
   snprintf(out->uuid, sizeof(out->uuid), "GPU-%s", uuid);
@@ -807,11 +809,12 @@ static int open_state(struct emu *e, struct gs_err *err, const char *spec)
   if (spec && *spec && !gs__emu_machine_same(&e->st, &m))
     return abort_with(e, gs_err_set(err, GS_E_INVALID_ARGUMENT,
                                     "emulator state %s holds another machine (%u GPU%s, GPU 0: %s, "
-                                    "driver %s) than --emulate %s; run `gpuslice emu reset "
+                                    "driver %s%s%s) than --emulate %s; run `gpuslice emu reset "
                                     "--emulate %s` to replace it, or use --emu-state FILE for a "
                                     "separate machine",
                                     e->path, e->st.ngpu, e->st.ngpu == 1 ? "" : "s",
-                                    e->st.gpu[0].sku->key, e->st.driver.version, spec, spec));
+                                    e->st.gpu[0].sku->key, e->st.driver.version,
+                                    e->st.seed[0] ? ", seed=" : "", e->st.seed, spec, spec));
   end(e);
   return 0;
 }
@@ -1044,4 +1047,17 @@ int gs_emu_set_enforce_root(struct gs_backend *b, struct gs_err *err, bool on)
     return abort_with(e, rc);
   e->st.enforce_root = on;
   return commit(e, err);
+}
+
+int gs_emu_seed(struct gs_backend *b, struct gs_err *err, char out[GS_EMU_SEED_SIZE])
+{
+  struct emu *e = emu_of(b);
+  int rc;
+  if (b->ops != &emu_ops)
+    return gs_err_set(err, GS_E_NOT_SUPPORTED, "this is a real machine, not an emulated one");
+  if ((rc = begin(e, err, false)) != 0)
+    return rc;
+  memcpy(out, e->st.seed, GS_EMU_SEED_SIZE);
+  end(e);
+  return 0;
 }

@@ -1,5 +1,5 @@
-/* emu_spec.c: what --emulate names, "model[:count],...[@driver]": parsing it
- * into boards and a driver, checking each board has MIG on that driver, and
+/* emu_spec.c: what --emulate names, "model[:count],...[,seed=WORD][@driver]":
+ * parsing it into boards, a seed and a driver, checking each board has MIG on that driver, and
  * building a fresh machine of it. Knows geometry and the state's shape, not
  * NVML's semantics (emu.c) nor the file (emu_state.c). */
 #include "backend/emu_state.h"
@@ -35,6 +35,21 @@ static int parse_item(struct gs_err *err, const char *spec, char *item, unsigned
   return 0;
 }
 
+/* "seed=WORD": the machine's part of its UUIDs; at most one. */
+static int parse_seed(struct gs_err *err, const char *spec, const char *word,
+                      struct gs__emu_machine *out)
+{
+  size_t len = strlen(word);
+  if (out->seed[0] || len == 0 || len >= sizeof(out->seed) ||
+      strspn(word, GS__EMU_SEED_CHARS) != len)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT,
+                      "--emulate '%.80s': give one seed=WORD of 1 to %zu letters, digits, '.', '_' "
+                      "or '-' (e.g. a100-40gb:2,seed=node1)",
+                      spec, sizeof(out->seed) - 1);
+  memcpy(out->seed, word, len + 1);
+  return 0;
+}
+
 /* A model without MIG on the machine's driver cannot be emulated there. */
 int gs__emu_machine_check(struct gs_err *err, const struct gs__emu_machine *m)
 {
@@ -50,7 +65,7 @@ int gs__emu_machine_check(struct gs_err *err, const struct gs__emu_machine *m)
   return 0;
 }
 
-/* "model[:count],...[@driver]"; no driver: the newest known. */
+/* "model[:count],...[,seed=WORD][@driver]"; no driver: the newest known. */
 int gs__emu_machine_parse(struct gs_err *err, const char *spec, unsigned max,
                           struct gs__emu_machine *out)
 {
@@ -75,7 +90,8 @@ int gs__emu_machine_parse(struct gs_err *err, const char *spec, unsigned max,
       return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%s': %s", spec, derr.msg);
   }
   for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
-    if ((rc = parse_item(err, spec, item, max, out)) != 0)
+    if ((rc = strncmp(item, "seed=", 5) == 0 ? parse_seed(err, spec, item + 5, out)
+                                              : parse_item(err, spec, item, max, out)) != 0)
       return rc;
   if (out->n == 0)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%s' names no GPU", spec);
@@ -102,13 +118,16 @@ void gs__emu_machine_init(struct gs__emu_state *st, const struct gs__emu_machine
     models[i] = gs_geom_model_at(m->sku[i]->model, m->driver.code);
   gs__emu_state_init(st, models, m->n);
   st->driver = m->driver;
+  memcpy(st->seed, m->seed, sizeof(st->seed));
   for (unsigned i = 0; i < m->n; i++)
     st->gpu[i].sku = m->sku[i];
 }
 
 bool gs__emu_machine_same(const struct gs__emu_state *st, const struct gs__emu_machine *m)
 {
-  if (st->ngpu != m->n || st->driver.code != m->driver.code)
+  /* a spec without a seed names the machine whatever its seed */
+  if (st->ngpu != m->n || st->driver.code != m->driver.code ||
+      (m->seed[0] && strcmp(m->seed, st->seed) != 0))
     return false;
   for (unsigned i = 0; i < m->n; i++)
     if (st->gpu[i].sku != m->sku[i])

@@ -534,12 +534,30 @@ static int parse_driver(const struct ctx *c, const json_t *root, struct gs_geom_
   return 0;
 }
 
+static int parse_seed(const struct ctx *c, const json_t *root, struct gs__emu_state *st)
+{
+  const char *seed = "";
+  size_t len = 0;
+  int rc;
+  if (!json_object_get(root, "seed"))
+    return 0;
+  if ((rc = get_string(c, root, "", "seed", &seed, &len)))
+    return rc;
+  if (len == 0 || len >= sizeof(st->seed) || strspn(seed, GS__EMU_SEED_CHARS) != len)
+    return corrupt(c, "seed", "must be 1 to %zu letters, digits, '.', '_' or '-'",
+                   sizeof(st->seed) - 1);
+  memcpy(st->seed, seed, len + 1);
+  return 0;
+}
+
 /* format and version first: a foreign or newer file is reported as such,
  * not as a list of unknown keys. */
 static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_state *st)
 {
   static const char *const keys[] = {"format", "version", "enforce_root", "boots", "gpus",
-                                     "processes", "driver"};
+                                     "processes", "driver", "seed"};
+  const char *want[GS_NITEMS(keys)];
+  size_t nwant = 0;
   const json_t *format = json_object_get(root, "format");
   struct ctx vc = *c;
   json_int_t version;
@@ -561,12 +579,17 @@ static int parse_root(const struct ctx *c, const json_t *root, struct gs__emu_st
                    "versions 1 and %d)", version, GS__EMU_VERSION);
   vc.version = version;
   vc.driver = &st->driver;
-  /* version 1 had no driver: its machine runs the default one */
-  if ((rc = check_keys(&vc, root, "", keys, GS_NITEMS(keys) - (version == 1))) ||
+  /* version 1 had no driver (its machine runs the default one); "seed" is
+   * optional in both, so files without one keep their UUIDs */
+  for (size_t k = 0; k < GS_NITEMS(keys); k++)
+    if ((strcmp(keys[k], "driver") != 0 || version != 1) &&
+        (strcmp(keys[k], "seed") != 0 || json_object_get(root, "seed")))
+      want[nwant++] = keys[k];
+  if ((rc = check_keys(&vc, root, "", want, nwant)) ||
       (rc = parse_driver(&vc, root, &st->driver)) ||
       (rc = get_bool(&vc, root, "", "enforce_root", &st->enforce_root)) ||
       (rc = get_uint(&vc, root, "", "boots", &st->boots)) || (rc = parse_gpus(&vc, root, st)) ||
-      (rc = parse_procs(&vc, root, st)))
+      (rc = parse_procs(&vc, root, st)) || (rc = parse_seed(&vc, root, st)))
     return rc;
   return 0;
 }
@@ -678,11 +701,11 @@ static json_t *dump_root(const struct gs__emu_state *st)
   for (unsigned i = 0; procs && i < st->nproc; i++)
     if (json_array_append_new(procs, dump_proc(&st->proc[i])) != 0)
       goto fail;
-  /* "o" steals both arrays, also when packing fails */
-  return json_pack("{s:s, s:i, s:b, s:I, s:o, s:o, s:s}", "format", GS__EMU_FORMAT, "version",
-                   GS__EMU_VERSION, "enforce_root", st->enforce_root, "boots",
+  /* "o" steals both arrays, also when packing fails; "s*" leaves out an unset seed */
+  return json_pack("{s:s, s:i, s:b, s:I, s:o, s:o, s:s, s:s*}", "format", GS__EMU_FORMAT,
+                   "version", GS__EMU_VERSION, "enforce_root", st->enforce_root, "boots",
                    (json_int_t)st->boots, "gpus", gpus, "processes", procs, "driver",
-                   st->driver.version);
+                   st->driver.version, "seed", st->seed[0] ? st->seed : NULL);
 fail:
   json_decref(gpus);
   json_decref(procs);

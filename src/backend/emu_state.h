@@ -7,8 +7,11 @@
 #include "backend/internal.h"
 
 #define GS__EMU_FORMAT "gpuslice-emu-state"
-#define GS__EMU_VERSION 2 /* 2 added driver and swapped_ids; 1 is still read */
+#define GS__EMU_VERSION 2 /* 2 added driver and swapped_ids; 1 is still read; "seed" is
+                            * optional in both */
 #define GS__EMU_MAX_FILE (4u << 20)
+#define GS__EMU_SEED_SIZE GS_EMU_SEED_SIZE
+#define GS__EMU_SEED_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 struct gs__emu_ci {
   unsigned id;
@@ -42,6 +45,8 @@ struct gs__emu_state {
   bool enforce_root;
   unsigned boots;               /* emulated reboots so far */
   struct gs_geom_driver driver; /* the machine's NVIDIA driver */
+  char seed[GS__EMU_SEED_SIZE]; /* this machine's part of every UUID; "": none (the file's
+                                   optional "seed" key), so machines emulated side by side differ */
 };
 
 /* What --emulate names (emu_spec.c): boards and the machine's driver. */
@@ -49,10 +54,11 @@ struct gs__emu_machine {
   const struct gs_geom_sku *sku[GS_BACKEND_MAX_GPUS];
   unsigned n;
   struct gs_geom_driver driver;
+  char seed[GS__EMU_SEED_SIZE]; /* "seed=WORD" ("": none) */
 };
 
-/* "model[:count],...[@driver]" (NULL or "": one a100-40gb); no driver: the
- * newest known. Every board must have MIG on the driver. */
+/* "model[:count],...[,seed=WORD][@driver]" (NULL or "": one a100-40gb); no
+ * driver: the newest known. Every board must have MIG on the driver. */
 int gs__emu_machine_parse(struct gs_err *err, const char *spec, unsigned max,
                           struct gs__emu_machine *out);
 /* GS_E_INVALID_ARGUMENT naming the first board without MIG on m's driver. */

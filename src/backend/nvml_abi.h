@@ -321,6 +321,10 @@ typedef struct {
 typedef nvmlTemperature_v1_t nvmlTemperature_t;
 #define nvmlTemperature_v1 NVML_STRUCT_VERSION(Temperature, 1)
 
+typedef unsigned int nvmlAffinityScope_t;
+#define NVML_AFFINITY_SCOPE_NODE 0   /* NUMA node */
+#define NVML_AFFINITY_SCOPE_SOCKET 1 /* processor socket */
+
 /* ---- the functions (versioned names as libnvidia-ml.so.1 exports them) ---- */
 /* X(name, parameters) for every entry point gpuslice calls or nvml-emu
  * implements; backend/nvml.c resolves each by name, nvml-emu defines each. */
@@ -441,7 +445,10 @@ typedef nvmlTemperature_v1_t nvmlTemperature_t;
   X(nvmlDeviceGetTemperature,                                                                     \
     (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int *temp))               \
   X(nvmlDeviceGetTemperatureV, (nvmlDevice_t device, nvmlTemperature_t *temperature))             \
-  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power))
+  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power))                          \
+  X(nvmlDeviceGetCpuAffinity, (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet)) \
+  X(nvmlDeviceGetCpuAffinityWithinScope,                                                          \
+    (nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet, nvmlAffinityScope_t scope))
 
 #define GS__NVML_PROTOTYPE(name, params) nvmlReturn_t name params;
 GS_NVML_FUNCTIONS(GS__NVML_PROTOTYPE)

@@ -11,7 +11,7 @@
 static const struct cli_verb *const verb_tables[] = {
     cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_layout,
     cli_verbs_emu, cli_verbs_worker, cli_verbs_serve, cli_verbs_plan, cli_verbs_bench,
-    cli_verbs_run, cli_verbs_queue, cli_verbs_job_emu, cli_verbs_mps,
+    cli_verbs_run, cli_verbs_queue, cli_verbs_job_emu, cli_verbs_mps, cli_verbs_slurm,
 };
 
 static void print_help(FILE *out)

@@ -1,6 +1,7 @@
 /* cmd_emu.c: `gpuslice emu ...`, the controls only an emulated machine has:
  * start over, reboot, GPU reset, emulated processes (to exercise "in use"),
- * and the settings that mimic a VM or a non-root caller. */
+ * the settings that mimic a VM or a non-root caller, and the driver's device
+ * files (for Slurm and containers). */
 #include "cli/cli.h"
 
 #include <getopt.h>
@@ -15,6 +16,7 @@ static int run_status(struct cli *c, int argc, char **argv)
   struct gs_err err = {0};
   unsigned ngpu = 0;
   char driver[GS_GEOM_DRIVER_SIZE];
+  char seed[GS_EMU_SEED_SIZE];
   json_t *gpus, *jprocs;
   int rc, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
   if (first <= 0)
@@ -27,8 +29,13 @@ static int run_status(struct cli *c, int argc, char **argv)
     return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory"});
   gpus = json_array();
   jprocs = json_array();
+  if (gs_emu_seed(b, &err, seed) != 0) {
+    free(procs);
+    return cli_fail(&err);
+  }
   if (!c->json)
-    printf("emulated machine, state file %s\n", gs_emu_state_path(b));
+    printf("emulated machine, state file %s%s%s\n", gs_emu_state_path(b), seed[0] ? ", seed " : "",
+           seed);
   driver[0] = 0;
   for (unsigned g = 0; g < ngpu && rc == 0; g++) {
     struct gs_gpu_info info;
@@ -59,23 +66,44 @@ static int run_status(struct cli *c, int argc, char **argv)
   }
   free(procs);
   if (rc == 0 && c->json)
-    return cli_print_json(json_pack("{s:s, s:s, s:o, s:o}", "state", gs_emu_state_path(b),
-                                    "driver", driver, "gpus", gpus, "processes", jprocs));
+    return cli_print_json(json_pack("{s:s, s:s, s:s, s:o, s:o}", "state", gs_emu_state_path(b),
+                                    "driver", driver, "seed", seed, "gpus", gpus, "processes",
+                                    jprocs));
   json_decref(gpus);
   json_decref(jprocs);
   return rc;
 }
 
+static int on_seed_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  (void)c;
+  if (ch != 'S')
+    return cli_usage("unexpected option");
+  *(const char **)arg = value;
+  return 0;
+}
+
 static int run_reset(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice emu reset [--emulate SPEC]   (discards the emulated state)";
+  static const char usage[] = "gpuslice emu reset [--emulate SPEC] [--seed WORD]   (discards the "
+                              "emulated state)\n"
+                              "  --seed: this machine's part of its GPU and MIG UUIDs (same as "
+                              "seed=WORD in SPEC)";
+  static const struct option extra[] = {{"seed", required_argument, NULL, 'S'}, {0}};
+  const char *seed = NULL;
+  char spec[600];
   struct gs_err err = {0};
   struct gs_backend *b;
-  int first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int first = cli_getopt(c, argc, argv, usage, extra, on_seed_opt, &seed);
   if (first <= 0)
     return -first;
   if (first < argc)
     return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+  if (seed) {
+    snprintf(spec, sizeof(spec), "%.500s,seed=%.64s",
+             c->cfg.emulate && *c->cfg.emulate ? c->cfg.emulate : "a100-40gb", seed);
+    c->cfg.emulate = spec;
+  }
   if (gs_emu_reset_state(&err, c->cfg.state_path, c->cfg.emulate) != 0)
     return cli_fail(&err);
   c->quiet = true;
@@ -314,6 +342,29 @@ static int run_set(struct cli *c, int argc, char **argv)
   return GS_EXIT_OK;
 }
 
+static int run_devices(struct cli *c, int argc, char **argv)
+{
+  static const char usage[] =
+      "gpuslice emu devices DIR   (root: mknod)\n"
+      "  the driver's device files for this emulated machine: DIR/dev/nvidia<N>, nvidiactl,\n"
+      "  nvidia-caps/nvidia-cap<M>, and DIR/proc/driver/nvidia-caps/mig-minors";
+  struct gs_err err = {0};
+  struct gs_backend *b;
+  unsigned n = 0;
+  int rc, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  if (first <= 0)
+    return -first;
+  if (first + 1 != argc)
+    return cli_usage("emu devices: name one directory; usage: %s", usage);
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_emu_devices(b, &err, argv[first]) != 0 || b->ops->gpu_count(b, &err, &n) != 0)
+    return cli_fail(&err);
+  printf("Device files of %u emulated GPU%s in %s/dev (slurm gres --dev-root %s/dev), mig-minors in "
+         "%s/proc/driver/nvidia-caps\n", n, n == 1 ? "" : "s", argv[first], argv[first], argv[first]);
+  return GS_EXIT_OK;
+}
+
 const struct cli_verb cli_verbs_emu[] = {
     {"emu", "status", run_status, "the emulated machine: GPUs, modes, processes", false},
     {"emu", "reset", run_reset, "start over with a fresh emulated machine (--emulate SPEC)", false},
@@ -322,5 +373,6 @@ const struct cli_verb cli_verbs_emu[] = {
     {"emu", "proc-add", run_proc_add, "pretend a process uses a GPU or MIG device", false},
     {"emu", "proc-rm", run_proc_rm, "end an emulated process", false},
     {"emu", "set", run_set, "emulate a VM (no GPU reset) or NVML's root check", false},
+    {"emu", "devices", run_devices, "create the driver's /dev files and mig-minors under DIR", false},
     {0},
 };

@@ -39,8 +39,6 @@
   X(nvmlDeviceGetConfComputeMemSizeInfo) \
   X(nvmlDeviceGetConfComputeProtectedMemoryUsage) \
   X(nvmlDeviceGetCoolerInfo) \
-  X(nvmlDeviceGetCpuAffinity) \
-  X(nvmlDeviceGetCpuAffinityWithinScope) \
   X(nvmlDeviceGetCreatableVgpus) \
   X(nvmlDeviceGetCurrPcieLinkGeneration) \
   X(nvmlDeviceGetCurrPcieLinkWidth) \
@@ -346,5 +344,5 @@
   X(nvmlVgpuTypeGetName) \
   X(nvmlVgpuTypeGetNumDisplayHeads) \
   X(nvmlVgpuTypeGetResolution) \
-  /* 342 names */
-#define GS_NVML_UNSUPPORTED_COUNT 342
+  /* 340 names */
+#define GS_NVML_UNSUPPORTED_COUNT 340

@@ -1,8 +1,8 @@
 /* export.c: a planned fleet in the formats the engines that run fleets read:
  * nvidia-mig-parted configs (one per node, the file `gpuslice apply` also
  * reads) and ours with placements and the nvidia.com/mig.config labels the GPU operator acts on; the
- * k8s device plugin's sharing config (time-slicing or MPS replicas); Slurm
- * gres.conf lines for MIG devices. Formats: docs/plan.md, "Exports". */
+ * k8s device plugin's sharing config (time-slicing or MPS replicas). Slurm's
+ * is export_gres.c. Formats: docs/plan.md, "Exports". */
 #include "plan/internal.h"
 
 #include <string.h>
@@ -155,45 +155,5 @@ static void device_plugin_node(FILE *out, const struct gs_plan_fleet *f, unsigne
 int gs_plan_export_device_plugin(FILE *out, const struct gs_plan_fleet *f)
 {
   each_node(f, device_plugin_node, out);
-  return ferror(out) ? GS_E_IO : 0;
-}
-
-static void gres_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
-{
-  const struct gs_geom_model *models[GS__PLAN_MAX_MODELS];
-  unsigned nmodels = 0, whole = 0;
-  bool any = false;
-  for (unsigned i = a; i < b; i++) {
-    unsigned j = 0;
-    whole += f->gpu[i].mode != GS_PLAN_MIG;
-    any = any || f->gpu[i].mode == GS_PLAN_MIG;
-    while (j < nmodels && models[j] != f->gpu[i].model)
-      j++;
-    if (j == nmodels && nmodels < GS__PLAN_MAX_MODELS)
-      models[nmodels++] = f->gpu[i].model;
-  }
-  if (!any)
-    return;
-  fprintf(out, "# node %s\n", f->gpu[a].node);
-  for (unsigned mi = 0; mi < nmodels; mi++)
-    for (unsigned p = 0; p < models[mi]->ngi; p++) {
-      unsigned n = 0;
-      for (unsigned i = a; i < b; i++)
-        for (unsigned s = 0; f->gpu[i].mode == GS_PLAN_MIG && s < f->gpu[i].layout.n; s++)
-          n += f->gpu[i].layout.slot[s].profile == &models[mi]->gi[p];
-      if (n)
-        fprintf(out, "NodeName=%s Name=gpu Type=%s Count=%u\n", f->gpu[a].node, models[mi]->gi[p].name, n);
-    }
-  if (whole)
-    fprintf(out, "NodeName=%s Name=gpu Count=%u\n", f->gpu[a].node, whole);
-}
-
-int gs_plan_export_gres(FILE *out, const struct gs_plan_fleet *f)
-{
-  fprintf(out, "# gres.conf from `gpuslice plan`: Slurm (21.08+) finds the MIG devices' files\n"
-               "# itself with AutoDetect=nvml; the lines below give the counts per type that\n"
-               "# slurm.conf's Gres= must match (e.g. Gres=gpu:3g.20gb:2,gpu:1g.5gb:4).\n"
-               "AutoDetect=nvml\n");
-  each_node(f, gres_node, out);
   return ferror(out) ? GS_E_IO : 0;
 }

@@ -165,7 +165,8 @@ int gs_plan_export_gpuslice(FILE *out, const struct gs_plan_fleet *f);
 int gs_plan_export_labels(FILE *out, const struct gs_plan_fleet *f);
 /* k8s-device-plugin config maps (version: v1, sharing: timeSlicing / mps), one per node. */
 int gs_plan_export_device_plugin(FILE *out, const struct gs_plan_fleet *f);
-/* Slurm gres.conf lines for the MIG devices of each node. */
+/* Slurm: per node, gres.conf records (MIG devices, whole GPUs, gres/mps and
+ * gres/shard for shared ones) and the slurm.conf NodeName line (export_gres.c). */
 int gs_plan_export_gres(FILE *out, const struct gs_plan_fleet *f);
 
 /* --- trace replay (bench/plan.sh) --- */

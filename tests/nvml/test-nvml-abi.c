@@ -657,6 +657,8 @@ SIG(nvmlDeviceGetCudaComputeCapability, R(nvmlDevice_t, int *, int *))
 SIG(nvmlDeviceGetTemperature, R(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int *))
 SIG(nvmlDeviceGetTemperatureV, R(nvmlDevice_t, nvmlTemperature_t *))
 SIG(nvmlDeviceGetPowerUsage, R(nvmlDevice_t, unsigned int *))
+SIG(nvmlDeviceGetCpuAffinity, R(nvmlDevice_t, unsigned int, unsigned long *))
+SIG(nvmlDeviceGetCpuAffinityWithinScope, R(nvmlDevice_t, unsigned int, unsigned long *, nvmlAffinityScope_t))
 #undef R
 #undef SIG
 

@@ -1001,6 +1001,28 @@ static void case_nvmlDeviceGetPowerUsage(struct ctx *c)
   EXPECT(NVML_SUCCESS, N(nvmlDeviceGetPowerUsage)(c->gpu, &p));
 }
 
+static void case_nvmlDeviceGetCpuAffinity(struct ctx *c)
+{
+  unsigned long set[2];
+  EACH_BAD(i)
+    EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlDeviceGetCpuAffinity)(c->bad_dev[i], 2, set));
+  EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlDeviceGetCpuAffinity)(c->gpu, 2, NULL));
+  EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlDeviceGetCpuAffinity)(c->gpu, 0, set));
+  EXPECT(NVML_ERROR_NOT_SUPPORTED, N(nvmlDeviceGetCpuAffinity)(c->mig, 2, set));
+  EXPECT(NVML_SUCCESS, N(nvmlDeviceGetCpuAffinity)(c->gpu, 2, set));
+}
+
+static void case_nvmlDeviceGetCpuAffinityWithinScope(struct ctx *c)
+{
+  unsigned long set[1];
+  EACH_BAD(i)
+    EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlDeviceGetCpuAffinityWithinScope)(c->bad_dev[i], 1, set, 0));
+  EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlDeviceGetCpuAffinityWithinScope)(c->gpu, 1, NULL, 0));
+  EXPECT(NVML_ERROR_INVALID_ARGUMENT, N(nvmlDeviceGetCpuAffinityWithinScope)(c->gpu, 1, set, 2));
+  EXPECT(NVML_ERROR_NOT_SUPPORTED, N(nvmlDeviceGetCpuAffinityWithinScope)(c->mig, 1, set, 0));
+  EXPECT(NVML_SUCCESS, N(nvmlDeviceGetCpuAffinityWithinScope)(c->gpu, 1, set, 1));
+}
+
 /* ---- the case table, checked against nvml_abi.h's lists ---- */
 
 struct bad_case {
@@ -1085,6 +1107,8 @@ static const struct bad_case cases[] = {
     CASE(nvmlDeviceGetTemperature),
     CASE(nvmlDeviceGetTemperatureV),
     CASE(nvmlDeviceGetPowerUsage),
+    CASE(nvmlDeviceGetCpuAffinity),
+    CASE(nvmlDeviceGetCpuAffinityWithinScope),
 };
 #undef CASE
 /* clang-format on */

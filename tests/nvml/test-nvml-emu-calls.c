@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <string.h>
 
 #include "../support/gs-nvml-emu.h"
@@ -208,6 +209,7 @@ static void emulated_constants(void **state)
   nvmlMemory_v2_t mem2 = {.version = nvmlMemory_v2};
   nvmlUtilization_t u = {1, 1};
   unsigned temp = 0, power = 0, minor = 9, index = 9;
+  unsigned long cpus[4] = {0};
   int major = 0, minor_cc = 9;
   char serial[NVML_DEVICE_SERIAL_BUFFER_SIZE];
 
@@ -225,6 +227,11 @@ static void emulated_constants(void **state)
   assert_int_equal(t.temperature, (int)temp);
   OK(N(nvmlDeviceGetPowerUsage)(f->gpu, &power));
   assert_in_range(power, 10000, 1000000);
+  /* The CPU this test runs on is online, so among the GPU's ideal CPUs
+   * (Slurm's gpu/nvml stops on an empty set). */
+  OK(N(nvmlDeviceGetCpuAffinity)(f->gpu, GS_NITEMS(cpus), cpus));
+  assert_true(sched_getcpu() >= 0 && (unsigned)sched_getcpu() < 64 * GS_NITEMS(cpus));
+  assert_true(cpus[sched_getcpu() / 64] & (1ul << (sched_getcpu() % 64)));
   OK(N(nvmlDeviceGetSerial)(f->gpu, serial, sizeof(serial)));
   assert_int_equal(strlen(serial), 13);
   OK(N(nvmlDeviceGetMinorNumber)(f->gpu, &minor));

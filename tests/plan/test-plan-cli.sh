@@ -97,7 +97,9 @@ expect "export labels" 0 "kubectl label node node-a nvidia.com/mig.config=plan-n
   "nvidia.com/device-plugin.config=plan-node-b" -- plan "$w" --fleet "$fleet" --export labels
 expect "export device plugin" 0 "timeSlicing:" "- name: nvidia.com/gpu" "replicas: 3" \
   -- plan "$w" --fleet "$fleet" --export device-plugin
-expect "export gres" 0 "AutoDetect=nvml" "NodeName=node-a Name=gpu Type=1g.5gb Count=3" \
+expect "export gres" 0 "GresTypes=gpu" "Gres=gpu:1g.5gb:3,gpu:3g.20gb:3 Features=mig,a100-40gb" \
+  "NodeName=node-a Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap237," \
+  "# NodeName=node-b Name=mps Count=100 File=/dev/nvidia1" "NodeName=node-b Name=gpu Type=h100_80gb_hbm3" \
   -- plan "$w" --fleet "$fleet" --export gres
 expect "export kind" 2 "--export 'helm'" -- plan "$w" --gpus a100-40gb --export helm
 
