@@ -86,8 +86,8 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_READY: o->ready_path = value; return 0;
   case O_CONNS: return number(value, "--max-conns", &o->max_conns);
   case O_THREADS: return number(value, "--threads", &o->threads);
-  case O_LISTEN: o->listen = value; return 0;
-  case O_GRPC: o->grpc_listen = value; return 0;
+  case O_LISTEN: o->listen = value; return cli_check_listen("--listen", value);
+  case O_GRPC: o->grpc_listen = value; return cli_check_listen("--grpc-listen", value);
   case O_LOG_DIR: o->log_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
   case O_TIMEOUT: return number(value, "--worker-timeout", &o->worker_timeout_ms);
@@ -97,7 +97,9 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_EPHEMERAL: o->ephemeral = true; return 0;
   case O_BUDGET: case O_SLICES: case O_GROW: case O_SWINDOW: case O_COOLDOWN: case O_SHRINK:
   case O_SSTATE: return scale_opt(o, ch, value);
-  case O_ADMIN: o->admin_listen = value; return 0;
+  case O_ADMIN:
+    o->admin_listen = value;
+    return strcmp(value, "off") != 0 ? cli_check_listen("--admin-listen", value) : 0;
   case O_TOKEN: o->admin_token = value; return 0;
   case O_TOKEN_FILE: o->admin_token_file = value; return 0;
   case O_POLICY:
@@ -380,9 +382,11 @@ static void defaults(struct serve_opts *o)
   }
 }
 
-/* Everything but the slots: options, file, token, command; 0 or an exit code. */
+/* Everything but the slots: options, file, token, command; 0 or an exit
+ * code. *done: --help was printed, nothing more is to run (and 0 returned). */
 static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
-                   struct gs_serve_file **f, char **token_buf, const char *const **cmd)
+                   struct gs_serve_file **f, char **token_buf, const char *const **cmd,
+                   bool *done)
 {
   static const char usage[] =
       "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
@@ -395,8 +399,10 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
       "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0) {
+    *done = first == 0;
     return -first;
+  }
   if (first < argc && strcmp(argv[first - 1], "--") != 0)
     return cli_usage("unexpected argument '%s': give the worker command after `--`", argv[first]);
   if (o->file && (rc = load_file(c, o, f)) != 0)
@@ -470,8 +476,9 @@ static int run_serve(struct cli *c, int argc, char **argv)
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
   char *token_buf = NULL;
+  bool done = false;
   int n, rc;
-  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0)
+  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd, &done)) != 0 || done)
     goto out;
   devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
