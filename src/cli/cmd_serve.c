@@ -23,6 +23,7 @@ struct serve_opts {
   bool cli_gpus;      /* -i was on the command line */
   struct gs_scale_config scale; /* budget_us != 0: autoscaling (docs/autoscale.md) */
   const char *grow_profile, *scale_state;
+  const char *state_dir; /* the pid file's; NULL: gs_serve_default_state_dir */
 };
 
 /* What a SIGHUP re-reads (gs_serve_config.on_reload). */
@@ -35,7 +36,7 @@ struct serve_reload {
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
        O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_THREADS, O_GRPC, O_BUDGET,
-       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_END };
+       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_STATE_DIR, O_END };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -89,6 +90,7 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_LISTEN: o->listen = value; return cli_check_listen("--listen", value);
   case O_GRPC: o->grpc_listen = value; return cli_check_listen("--grpc-listen", value);
   case O_LOG_DIR: o->log_dir = value; return 0;
+  case O_STATE_DIR: o->state_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
   case O_TIMEOUT: return number(value, "--worker-timeout", &o->worker_timeout_ms);
   case O_INFLIGHT: return number(value, "--max-inflight", &o->max_inflight);
@@ -139,6 +141,7 @@ static const struct option serve_extra[] = {
     {"scale-cooldown", required_argument, NULL, O_COOLDOWN},
     {"shrink-below", required_argument, NULL, O_SHRINK},
     {"scale-state", required_argument, NULL, O_SSTATE},
+    {"state-dir", required_argument, NULL, O_STATE_DIR},
     {"file", required_argument, NULL, 'f'},
     {0},
 };
@@ -395,7 +398,7 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
       "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
       "    [--latency-budget pNN=DURATION [--slices MIN..MAX] [--grow-profile PROFILE]\n"
       "     [--scale-window DURATION] [--scale-cooldown DURATION] [--shrink-below FRACTION]\n"
-      "     [--scale-state FILE]]\n"
+      "     [--scale-state FILE]] [--state-dir DIR]\n"
       "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
   int first, rc;
@@ -475,7 +478,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
   const char *const *cmd = NULL;
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
-  char *token_buf = NULL;
+  char *token_buf = NULL, *state_dir = NULL;
   bool done = false;
   int n, rc;
   if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd, &done)) != 0 || done)
@@ -493,7 +496,12 @@ static int run_serve(struct cli *c, int argc, char **argv)
   }
   if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0)
     goto out;
+  if (!o.state_dir && !(state_dir = gs_serve_default_state_dir(&err, c->backend))) {
+    rc = cli_fail(&err);
+    goto out;
+  }
   serve_config(&o, &sc);
+  sc.state_dir = o.state_dir ? o.state_dir : state_dir;
   sc.super.slots = slots;
   sc.super.nslots = (size_t)n;
   sc.super.argv = cmd;
@@ -508,6 +516,7 @@ out:
   free(devs);
   free(slots);
   free(token_buf);
+  free(state_dir);
   for (size_t i = 0; i < rl.nfiles; i++)
     gs_serve_file_free(rl.files[i]);
   free(rl.files);
