@@ -156,12 +156,7 @@ check("HEAD /workers: 200 without a body", st == 200 and body == b"" and
 os.kill(SERVE, signal.SIGTERM)
 finish()
 EOF
-wait "$serve_pid"
-rc=$?
-serve_pid=
-res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py.out")
-[ -n "$res" ] && passed=${res% *} failed=${res#* } || failed=1
-[ "$rc" -eq 0 ] && ok || fail "serve exited $rc: $(tail -3 "$tmp/serve.err")"
+serve_collect "$tmp/py.out" "$tmp/serve.err"
 
 # ---- with a token: the 401 ----
 echo "s3cret-admin-token-0123456789" >"$tmp/token"
@@ -200,14 +195,5 @@ check("the token with a foreign Origin: still 403", st == 403, (st, body))
 os.kill(SERVE, signal.SIGTERM)
 finish()
 EOF
-wait "$serve_pid"
-rc=$?
-serve_pid=
-res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/py2.out")
-if [ -n "$res" ]; then
-  passed=$((passed + ${res% *})) failed=$((failed + ${res#* }))
-else
-  failed=$((failed + 1))
-fi
-[ "$rc" -eq 0 ] && ok || fail "serve with a token exited $rc: $(tail -3 "$tmp/serve2.err")"
+serve_collect "$tmp/py2.out" "$tmp/serve2.err"
 summary
