@@ -215,10 +215,13 @@ static bool listed(const struct victim *v, size_t n, int pid, bool by_group)
  * that is not in *v yet; false on no memory. */
 static bool scan_groups(const struct victim *groups, size_t ng, struct victim **v, size_t *n)
 {
-  DIR *d = opendir("/proc");
+  DIR *d;
   struct dirent *de;
   size_t cap = *n;
   bool ok = true;
+  if (!ng)
+    return true;
+  d = opendir("/proc");
   while (ok && d && (de = readdir(d))) {
     char buf[1024], *end;
     const char *p;
@@ -292,7 +295,11 @@ static bool victims(const struct entry *w, size_t nw, struct victim **v, size_t 
   for (size_t i = 0; i < nw; i++)
     if (still(w[i].pid, w[i].start) && !listed(lead, nl, w[i].pid, false))
       lead[nl++] = (struct victim){w[i].pid, w[i].pid, w[i].start};
-  if ((ok = nl == 0 || (*v = malloc(nl * sizeof(**v))) != NULL)) {
+  if (!nl) {
+    free(lead);
+    return true;
+  }
+  if ((ok = (*v = malloc(nl * sizeof(**v))) != NULL)) {
     memcpy(*v, lead, nl * sizeof(*lead));
     *n = nl;
     ok = scan_groups(lead, nl, v, n);
