@@ -342,8 +342,16 @@ static int end_workers(struct gs_err *err, const char *dir, const struct entry *
     if (!now || now == w[i].start)
       all[nall++] = (struct victim){w[i].pid, w[i].pid, w[i].start};
   }
-  if (!scan_groups(all, nall, &rest, &nrest))
-    goto nomem;
+  /* Members that got the group's signal may take a moment to go. */
+  for (unsigned tries = 0; tries < 50; tries++) {
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    nrest = 0;
+    if (!scan_groups(all, nall, &rest, &nrest))
+      goto nomem;
+    if (!nrest)
+      break;
+    nanosleep(&tick, NULL);
+  }
   for (size_t i = 0; i < nrest; i++)
     if (!listed(v, n, rest[i].pid, false))
       append_pid(left, rest[i].pid, "");
@@ -369,6 +377,13 @@ out:
 
 /* ---- open and close ---- */
 
+static int another(struct gs_err *err, const char *dir, int pid)
+{
+  return gs_err_set(err, GS_E_UNKNOWN,
+                    "another gpuslice serve (pid %d) runs with the state directory %s: stop it "
+                    "first (kill %d), or give this one its own --state-dir", pid, dir, pid);
+}
+
 /* The lock is another serve's: name it from the file when it can. */
 static int held(struct gs_err *err, const char *dir)
 {
@@ -377,10 +392,7 @@ static int held(struct gs_err *err, const char *dir)
   int rc = read_file(NULL, dir, &self, &w, &n);
   free(w);
   if (!rc && self.pid && still(self.pid, self.start))
-    return gs_err_set(err, GS_E_UNKNOWN,
-                      "another gpuslice serve (pid %d) runs with the state directory %s: stop it "
-                      "first (kill %d), or give this one its own --state-dir", self.pid, dir,
-                      self.pid);
+    return another(err, dir, self.pid);
   return gs_err_set(err, GS_E_UNKNOWN,
                     "another gpuslice serve holds %s/serve.lock: stop it first, or give this one "
                     "its own --state-dir", dir);
@@ -404,10 +416,7 @@ static int take(struct gs_err *err, struct gs_serve_pidfile *pf, unsigned grace_
     return rc;
   /* Held no lock yet alive: the lock file was removed under it. */
   if (old.pid && old.pid != getpid() && still(old.pid, old.start))
-    rc = gs_err_set(err, GS_E_UNKNOWN,
-                    "another gpuslice serve (pid %d) runs with the state directory %s: stop it "
-                    "first (kill %d), or give this one its own --state-dir", old.pid, pf->dir,
-                    old.pid);
+    rc = another(err, pf->dir, old.pid);
   else
     rc = end_workers(err, pf->dir, w, n, grace_ms, ended);
   free(w);

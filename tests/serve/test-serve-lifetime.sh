@@ -5,7 +5,9 @@
 #    no one reaps or signals them;
 # 2. a second serve of the same state while the first runs is refused, naming
 #    the first's pid, and nothing of the first is touched; a clean stop
-#    removes the pid file;
+#    removes the pid file; a server that a worker forked (rather than
+#    exec'd) survives a kill -9 of serve in a group whose leader is gone:
+#    the next serve refuses to start, naming it, and does not signal it;
 # 3. (root) workers that change their uid (setpriv) lose the parent-death
 #    signal, as the kernel has it, and survive a kill -9 of serve; a serve
 #    started again on the same fixed worker ports ends them and serves (it
@@ -39,7 +41,7 @@ wait_for() { # seconds, command...
   while [ $SECONDS -lt $until ]; do "$@" && return 0; sleep 0.1; done
   return 1
 }
-joined() { [ "$(grep -c 'joined the pool' "$1")" -ge "$2" ]; }
+joined() { [ "$(grep -c 'joined the pool' "$1" 2>/dev/null)" -ge "$2" ] 2>/dev/null; }
 alive() { # pid...: all alive (zombies are not)
   local p
   for p; do [ -r "/proc/$p/stat" ] && [ "$(awk '{print $3}' "/proc/$p/stat")" != Z ] || return 1; done
@@ -92,6 +94,37 @@ rc=$?
 serve_pid=
 [ "$rc" -eq 0 ] && ok || fail "serve 2 exited $rc after SIGTERM"
 [ ! -e "$state/serve.pid" ] && ok || fail "a clean stop left $state/serve.pid"
+
+# ---- 2b. what a worker forked survives it; the next serve names it ----
+# A wrapper that forks the server instead of exec'ing it: SIGKILL of serve
+# kills the wrapper (its parent-death signal) but not the server, left in the
+# wrapper's process group with its leader gone. Such a group's id may have
+# been reused, so the next serve does not signal it: it refuses, naming it.
+wrapper=(sh -c '"$0" worker --listen "127.0.0.1:$1" & wait' "$bin" '{port}')
+start "$tmp/s2b.out" --ephemeral-ports -- "${wrapper[@]}"
+wait_for 30 joined "$tmp/s2b.out" 2 || fail "serve 2b: workers not ready: $(cat "$tmp/s2b.out")"
+read -ra shells <<<"$(workers_of "$serve_pid")"
+orphans=()
+for sh_pid in "${shells[@]}"; do read -ra kids <<<"$(workers_of "$sh_pid")"; orphans+=("${kids[@]}"); done
+started+=("${shells[@]}" "${orphans[@]}")
+kill -9 "$serve_pid"
+wait "$serve_pid" 2>/dev/null
+serve_pid=
+wait_for 10 none_alive "${shells[@]}" && ok || fail "the wrappers ${shells[*]} outlived serve"
+alive "${orphans[@]}" && ok || fail "the servers the wrappers forked (${orphans[*]}) died too"
+timeout 30 "$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports -- "${worker[@]}" \
+  >"$tmp/s2c.out" 2>&1
+rc=$?
+named=0
+for p in "${orphans[@]}"; do grep -q "processes of an earlier serve's workers still run: pids .*\b$p\b" "$tmp/s2c.out" && named=$((named + 1)); done
+if [ "$rc" -eq 1 ] && [ "$named" -eq "${#orphans[@]}" ] && [ "$named" -eq 2 ]; then
+  ok
+else
+  fail "leftovers of gone workers: exit $rc, not 1 naming ${orphans[*]}: $(head -c 400 "$tmp/s2c.out")"
+fi
+alive "${orphans[@]}" && ok || fail "the named leftovers were signalled"
+kill -9 "${orphans[@]}"
+wait_for 10 none_alive "${orphans[@]}" || fail "the leftovers do not go"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
   echo "skip: parts 3 and 4 need root and setpriv (workers of another uid)"
