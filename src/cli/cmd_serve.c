@@ -23,7 +23,9 @@ struct serve_opts {
   bool cli_gpus;      /* -i was on the command line */
   struct gs_scale_config scale; /* budget_us != 0: autoscaling (docs/autoscale.md) */
   const char *grow_profile, *scale_state;
-  const char *state_dir; /* the pid file's; NULL: gs_serve_default_state_dir */
+  const char *state_dir; /* the pid file's (--state-dir, else the default) */
+  char *state_dir_buf;   /* the default's text, freed at the end */
+  bool helped;           /* --help was printed: nothing more runs */
 };
 
 /* What a SIGHUP re-reads (gs_serve_config.on_reload). */
@@ -386,10 +388,9 @@ static void defaults(struct serve_opts *o)
 }
 
 /* Everything but the slots: options, file, token, command; 0 or an exit
- * code. *done: --help was printed, nothing more is to run (and 0 returned). */
+ * code (0 with o->helped after --help: nothing more is to run). */
 static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
-                   struct gs_serve_file **f, char **token_buf, const char *const **cmd,
-                   bool *done)
+                   struct gs_serve_file **f, char **token_buf, const char *const **cmd)
 {
   static const char usage[] =
       "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
@@ -403,7 +404,7 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
   int first, rc;
   if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0) {
-    *done = first == 0;
+    o->helped = first == 0;
     return -first;
   }
   if (first < argc && strcmp(argv[first - 1], "--") != 0)
@@ -444,10 +445,24 @@ static int scale_target(struct cli *c, const struct serve_opts *o, unsigned *gpu
   return 0;
 }
 
+/* serve's state directory: --state-dir, else the default for the backend
+ * (opened by now); 0 or an exit code. */
+static int state_dir(struct cli *c, struct serve_opts *o)
+{
+  struct gs_err err = {0};
+  if (o->state_dir)
+    return 0;
+  if (!(o->state_dir_buf = gs_serve_default_state_dir(&err, c->backend)))
+    return cli_fail(&err);
+  o->state_dir = o->state_dir_buf;
+  return 0;
+}
+
 /* What the serve layer runs, from the options and the slots. */
 static void serve_config(const struct serve_opts *o, struct gs_serve_config *sc)
 {
   sc->listen = o->listen;
+  sc->state_dir = o->state_dir;
   sc->grpc_listen = o->grpc_listen;
   sc->admin_listen = strcmp(o->admin_listen, "off") != 0 ? o->admin_listen : NULL;
   sc->admin_token = o->admin_token;
@@ -478,10 +493,9 @@ static int run_serve(struct cli *c, int argc, char **argv)
   const char *const *cmd = NULL;
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
-  char *token_buf = NULL, *state_dir = NULL;
-  bool done = false;
+  char *token_buf = NULL;
   int n, rc;
-  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd, &done)) != 0 || done)
+  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0 || o.helped)
     goto out;
   devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
@@ -494,14 +508,9 @@ static int run_serve(struct cli *c, int argc, char **argv)
     rc = -n;
     goto out;
   }
-  if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0)
+  if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0 || (rc = state_dir(c, &o)) != 0)
     goto out;
-  if (!o.state_dir && !(state_dir = gs_serve_default_state_dir(&err, c->backend))) {
-    rc = cli_fail(&err);
-    goto out;
-  }
   serve_config(&o, &sc);
-  sc.state_dir = o.state_dir ? o.state_dir : state_dir;
   sc.super.slots = slots;
   sc.super.nslots = (size_t)n;
   sc.super.argv = cmd;
@@ -516,7 +525,7 @@ out:
   free(devs);
   free(slots);
   free(token_buf);
-  free(state_dir);
+  free(o.state_dir_buf);
   for (size_t i = 0; i < rl.nfiles; i++)
     gs_serve_file_free(rl.files[i]);
   free(rl.files);
