@@ -19,7 +19,7 @@ unset GPUSLICE_JOBS_DIR GPUSLICE_EMULATE
 mkdir -p "$HOME"
 
 commands=$("$bin" --help | sed -n '/^commands:/,/^$/p' |
-  sed -n 's/^  \([a-z-]*\( [a-z-]*\)\{0,1\}\)   *[A-Za-z(].*/\1/p')
+  sed -n 's/^  \([a-z-]\{1,\}\( [a-z-]\{1,\}\)\{0,1\}\)   *[A-Za-z(].*/\1/p')
 [ "$(echo "$commands" | wc -l)" -ge 30 ] && ok ||
   fail "gpuslice --help lists too few commands: $commands"
 commands=$(printf '%s\nbench plot\n' "$commands")
@@ -27,12 +27,15 @@ commands=$(printf '%s\nbench plot\n' "$commands")
 # files: every file below $tmp but the outputs, with its size and time.
 files() { (cd "$tmp" && find . -mindepth 1 -path ./out -prune -o -printf '%p %s %T@\n' | sort); }
 
-# usage_of CMD TEXT: TEXT opens with "usage: gpuslice" and names each word
-# of CMD in its first line (`mig enable|disable` shares one usage).
+# usage_of CMD TEXT: TEXT is a usage and nothing else: it opens with
+# "usage: gpuslice", names each word of CMD in its first line (`mig
+# enable|disable` shares one usage), and its other lines are indented or
+# empty (a listing's header after the usage means the command went on).
 usage_of() {
   local first=${2%%$'\n'*} w
   [[ "$first" == "usage: gpuslice "* ]] || return 1
   for w in $1; do [[ "$first" == *"$w"* ]] || return 1; done
+  ! printf '%s\n' "$2" | tail -n +2 | grep -q '^[^[:space:]]'
 }
 
 # check_help STATE-DIR LABEL: every command's --help against that state.
@@ -51,7 +54,7 @@ check_help() {
       if [ "$rc" -ne 0 ]; then
         fail "$label: gpuslice $cmd $h exited $rc (stderr: ${err:0:300})"
       elif ! usage_of "$cmd" "$out"; then
-        fail "$label: gpuslice $cmd $h: stdout does not open with its usage: ${out:0:200}"
+        fail "$label: gpuslice $cmd $h: stdout is not its usage alone: ${out:0:300}"
       elif [ -n "$err" ]; then
         fail "$label: gpuslice $cmd $h wrote to stderr: ${err:0:300}"
       else
