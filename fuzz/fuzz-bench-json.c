@@ -44,7 +44,7 @@ static void metadata(const char *text, size_t size)
         return;
   if (gs_bench_samples_fill(&err, &m, false, 1, &s) != 0)
     return;
-  gs_bench_url_parse(&err, "http://h:1", &u);
+  gs_bench_url_parse(&err, "--url", "http://h:1", &u);
   for (int b = 0; b < 2; b++)
     if (gs_bench_infer_request(&err, &u, &m, &s.s[0], b, b, &req, &len) == 0)
       free(req);

@@ -43,7 +43,9 @@ trap cleanup EXIT
 say() { printf '\n== %s\n' "$*"; }
 http() { # port method path: the body of a loopback HTTP/1.0 answer
   exec 3<>"/dev/tcp/127.0.0.1/$1"
-  printf '%s %s HTTP/1.0\r\nContent-Length: 0\r\n\r\n' "$2" "$3" >&3
+  # the admin API takes a change only as JSON (docs/proxy.md, "Threat model")
+  printf '%s %s HTTP/1.0\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n' \
+    "$2" "$3" "$1" >&3
   sed '1,/^\r$/d' <&3
   exec 3<&-
 }

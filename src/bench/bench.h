@@ -22,8 +22,10 @@ struct gs_bench_url {
   char port[8];
   char prefix[256]; /* path before /v2/..., "" or "/x" without a trailing slash */
 };
-/* "http://host[:port][/prefix]" or "host[:port]" (http only). */
-int gs_bench_url_parse(struct gs_err *err, const char *text, struct gs_bench_url *out);
+/* "http://host[:port][/prefix]" or "host[:port]" (http only); errors name
+ * option ("--url"). */
+int gs_bench_url_parse(struct gs_err *err, const char *option, const char *text,
+                       struct gs_bench_url *out);
 
 /* ---- HTTP/1.1 responses (incremental, for keep-alive connections) ---- */
 

@@ -19,54 +19,39 @@
 
 enum { ST_HEAD, ST_BODY };
 
-int gs_bench_url_parse(struct gs_err *err, const char *text, struct gs_bench_url *out)
+int gs_bench_url_parse(struct gs_err *err, const char *option, const char *text,
+                       struct gs_bench_url *out)
 {
-  const char *h = text, *slash, *colon, *end;
+  const char *h = text, *slash;
+  struct gs_hostport hp;
+  char hostport[512];
   size_t hl;
   memset(out, 0, sizeof(*out));
   if (strncmp(h, "https://", 8) == 0)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                      "--url %s: https is not supported (use http:// or a TLS-terminating proxy)",
-                      text);
+                      "%s %s: https is not supported (use http:// or a TLS-terminating proxy)",
+                      option, text);
   if (strncmp(h, "http://", 7) == 0)
     h += 7;
   slash = strchr(h, '/');
-  end = slash ? slash : h + strlen(h);
-  if (*h == '[') { /* [v6]:port */
-    const char *rb = memchr(h, ']', (size_t)(end - h));
-    colon = rb && rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
-    if (!rb)
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--url %s: unclosed '[' in the host", text);
-    hl = (size_t)(rb - h - 1);
-    h++;
-  } else {
-    colon = memchr(h, ':', (size_t)(end - h));
-    hl = (size_t)((colon ? colon : end) - h);
-  }
-  if (!hl || hl >= sizeof(out->host))
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                      "--url %s: expected http://HOST[:PORT][/PATH], e.g. http://localhost:8000",
+  hl = slash ? (size_t)(slash - h) : strlen(h);
+  if (hl >= sizeof(hostport))
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s %.60s...: the host is too long", option,
                       text);
-  memcpy(out->host, h, hl);
-  if (colon) {
-    size_t pl = (size_t)(end - colon - 1);
-    char *e;
-    long port;
-    if (!pl || pl >= sizeof(out->port))
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--url %s: bad port", text);
-    memcpy(out->port, colon + 1, pl);
-    port = strtol(out->port, &e, 10);
-    if (*e || port < 1 || port > 65535)
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--url %s: port must be 1-65535", text);
-  } else {
-    strcpy(out->port, "80");
-  }
+  memcpy(hostport, h, hl);
+  hostport[hl] = 0;
+  /* The reader's usage error, as the URL reader's code. */
+  if (gs_hostport_parse(err, option, hostport,
+                        GS_HOSTPORT_PORT_OPTIONAL | GS_HOSTPORT_HOST_REQUIRED, &hp) != 0)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s", err ? err->msg : "");
+  snprintf(out->host, sizeof(out->host), "%s", hp.host);
+  snprintf(out->port, sizeof(out->port), "%u", hp.has_port ? hp.port : 80);
   if (slash) {
     size_t n = strlen(slash);
     while (n && slash[n - 1] == '/')
       n--;
     if (n >= sizeof(out->prefix))
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--url %s: path too long", text);
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s %s: path too long", option, text);
     memcpy(out->prefix, slash, n);
   }
   return 0;

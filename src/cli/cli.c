@@ -247,6 +247,14 @@ bad:
   return -1;
 }
 
+int cli_check_listen(const char *option, const char *value)
+{
+  struct gs_err err = {0};
+  struct gs_hostport hp;
+  return gs_hostport_parse(&err, option, value, GS_HOSTPORT_PORT_ZERO, &hp) ? cli_usage("%s", err.msg)
+                                                                            : 0;
+}
+
 int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_GEOM_NAME_SIZE],
                        unsigned max)
 {

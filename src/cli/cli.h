@@ -102,6 +102,9 @@ int cli_split_profiles(int argc, char **argv, const char *verb, char words[][GS_
  * ("GPU 0 (a100-40gb)") opens the error message. Returns 0 or GS_EXIT_USAGE. */
 int cli_profile_slots(const struct gs_geom_model *m, const char *who,
                       char words[][GS_GEOM_NAME_SIZE], unsigned n, struct gs_geom_slot *out);
+/* Checks a listen option's "HOST:PORT" (port 0: any free one); 0 or
+ * GS_EXIT_USAGE after a message naming the option, the value and the fix. */
+int cli_check_listen(const char *option, const char *value);
 /* Parses "7,8,9" into ids (max entries); returns count or -1 naming `what`. */
 int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max);
 

@@ -431,7 +431,7 @@ static int metrics_target(struct gs_err *err, struct bench_opts *o, const struct
     o->cfg.metrics_path = "/metrics";
     return 0;
   }
-  if (gs_bench_url_parse(err, o->metrics, mu) != 0)
+  if (gs_bench_url_parse(err, "--metrics-url", o->metrics, mu) != 0)
     return err->code;
   o->cfg.metrics_path = mu->prefix[0] ? "" : "/metrics";
   return 0;
@@ -459,7 +459,7 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   if (rc == 0)
     rc = metrics_target(&err, o, &o->cfg.url, mu);
   if (rc == 0 && o->cfg.grpc) /* metadata and metrics came over HTTP; the load goes here */
-    rc = gs_bench_url_parse(&err, o->grpc_url, &o->cfg.url) != 0 ? err.code : 0;
+    rc = gs_bench_url_parse(&err, "--grpc-url", o->grpc_url, &o->cfg.url) != 0 ? err.code : 0;
   o->cfg.requests = (const char *const *)reqs;
   o->cfg.request_lens = lens;
   o->cfg.nrequests = nreqs;
@@ -521,7 +521,10 @@ static int run_bench(struct cli *c, int argc, char **argv)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
   if ((rc = check_opts(&o, usage)) != 0)
     return rc;
-  if (gs_bench_url_parse(&err, o.url, &o.cfg.url) != 0)
+  /* Every URL is checked here, before any request goes out. */
+  if (gs_bench_url_parse(&err, "--url", o.url, &o.cfg.url) != 0 ||
+      (o.grpc_url && gs_bench_url_parse(&err, "--grpc-url", o.grpc_url, &mu) != 0) ||
+      (o.metrics && gs_bench_url_parse(&err, "--metrics-url", o.metrics, &mu) != 0))
     return bench_fail(&err);
   return bench_main(c, &o, &mu);
 }

@@ -24,6 +24,9 @@ struct serve_opts {
   bool cli_gpus;      /* -i was on the command line */
   struct gs_scale_config scale; /* budget_us != 0: autoscaling (docs/autoscale.md) */
   const char *grow_profile, *scale_state;
+  const char *state_dir; /* the pid file's (--state-dir, else the default) */
+  char *state_dir_buf;   /* the default's text, freed at the end */
+  bool helped;           /* --help was printed: nothing more runs */
 };
 
 /* What a SIGHUP re-reads (gs_serve_config.on_reload). */
@@ -36,7 +39,7 @@ struct serve_reload {
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
        O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_THREADS, O_GRPC, O_BUDGET,
-       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_END };
+       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_STATE_DIR, O_END };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -87,9 +90,10 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_READY: o->ready_path = value; return 0;
   case O_CONNS: return number(value, "--max-conns", &o->max_conns);
   case O_THREADS: return number(value, "--threads", &o->threads);
-  case O_LISTEN: o->listen = value; return 0;
-  case O_GRPC: o->grpc_listen = value; return 0;
+  case O_LISTEN: o->listen = value; return cli_check_listen("--listen", value);
+  case O_GRPC: o->grpc_listen = value; return cli_check_listen("--grpc-listen", value);
   case O_LOG_DIR: o->log_dir = value; return 0;
+  case O_STATE_DIR: o->state_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
   case O_TIMEOUT: return number(value, "--worker-timeout", &o->worker_timeout_ms);
   case O_INFLIGHT: return number(value, "--max-inflight", &o->max_inflight);
@@ -98,7 +102,9 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_EPHEMERAL: o->ephemeral = true; return 0;
   case O_BUDGET: case O_SLICES: case O_GROW: case O_SWINDOW: case O_COOLDOWN: case O_SHRINK:
   case O_SSTATE: return scale_opt(o, ch, value);
-  case O_ADMIN: o->admin_listen = value; return 0;
+  case O_ADMIN:
+    o->admin_listen = value;
+    return strcmp(value, "off") != 0 ? cli_check_listen("--admin-listen", value) : 0;
   case O_TOKEN: o->admin_token = value; return 0;
   case O_TOKEN_FILE: o->admin_token_file = value; return 0;
   case O_POLICY:
@@ -138,6 +144,7 @@ static const struct option serve_extra[] = {
     {"scale-cooldown", required_argument, NULL, O_COOLDOWN},
     {"shrink-below", required_argument, NULL, O_SHRINK},
     {"scale-state", required_argument, NULL, O_SSTATE},
+    {"state-dir", required_argument, NULL, O_STATE_DIR},
     {"file", required_argument, NULL, 'f'},
     {0},
 };
@@ -381,7 +388,8 @@ static void defaults(struct serve_opts *o)
   }
 }
 
-/* Everything but the slots: options, file, token, command; 0 or an exit code. */
+/* Everything but the slots: options, file, token, command; 0 or an exit
+ * code (0 with o->helped after --help: nothing more is to run). */
 static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
                    struct gs_serve_file **f, char **token_buf, const char *const **cmd)
 {
@@ -392,12 +400,14 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
       "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
       "    [--latency-budget pNN=DURATION [--slices MIN..MAX] [--grow-profile PROFILE]\n"
       "     [--scale-window DURATION] [--scale-cooldown DURATION] [--shrink-below FRACTION]\n"
-      "     [--scale-state FILE]]\n"
+      "     [--scale-state FILE]] [--state-dir DIR]\n"
       "    [-i GPUS] [-- COMMAND ARGS...]\n"
       "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0) {
+    o->helped = first == 0;
     return -first;
+  }
   if (first < argc && strcmp(argv[first - 1], "--") != 0)
     return cli_usage("unexpected argument '%s': give the worker command after `--`", argv[first]);
   if (o->file && (rc = load_file(c, o, f)) != 0)
@@ -436,10 +446,24 @@ static int scale_target(struct cli *c, const struct serve_opts *o, unsigned *gpu
   return 0;
 }
 
+/* serve's state directory: --state-dir, else the default for the backend
+ * (opened by now); 0 or an exit code. */
+static int state_dir(struct cli *c, struct serve_opts *o)
+{
+  struct gs_err err = {0};
+  if (o->state_dir)
+    return 0;
+  if (!(o->state_dir_buf = gs_serve_default_state_dir(&err, c->backend)))
+    return cli_fail(&err);
+  o->state_dir = o->state_dir_buf;
+  return 0;
+}
+
 /* What the serve layer runs, from the options and the slots. */
 static void serve_config(const struct serve_opts *o, struct gs_serve_config *sc)
 {
   sc->listen = o->listen;
+  sc->state_dir = o->state_dir;
   sc->grpc_listen = o->grpc_listen;
   sc->admin_listen = strcmp(o->admin_listen, "off") != 0 ? o->admin_listen : NULL;
   sc->admin_token = o->admin_token;
@@ -473,7 +497,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
   char *token_buf = NULL, jobs_dir[PATH_MAX];
   struct gs_backend *b;
   int n, rc;
-  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0)
+  if ((rc = prepare(c, argc, argv, &o, &file, &token_buf, &cmd)) != 0 || o.helped)
     goto out;
   devs = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   slots = calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES * o.replicas,
@@ -486,7 +510,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
     rc = -n;
     goto out;
   }
-  if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0)
+  if ((rc = scale_target(c, &o, gpus, &sc.scale_target)) != 0 || (rc = state_dir(c, &o)) != 0)
     goto out;
   serve_config(&o, &sc);
   /* Workers claim their devices in the jobs ledger, as `run` and the queue do. */
@@ -509,6 +533,7 @@ out:
   free(devs);
   free(slots);
   free(token_buf);
+  free(o.state_dir_buf);
   for (size_t i = 0; i < rl.nfiles; i++)
     gs_serve_file_free(rl.files[i]);
   free(rl.files);

@@ -40,8 +40,8 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
   int rc = 0;
   (void)c;
   switch (ch) {
-  case O_LISTEN: o->listen = value; return 0;
-  case O_GRPC: o->grpc_listen = value; return 0;
+  case O_LISTEN: o->listen = value; return cli_check_listen("--listen", value);
+  case O_GRPC: o->grpc_listen = value; return cli_check_listen("--grpc-listen", value);
   case O_PROFILE: o->profile = value; return 0;
   case O_GPU: o->gpu = value; return 0;
   case O_FULL: o->full = true; return 0;

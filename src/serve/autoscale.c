@@ -48,19 +48,6 @@ struct gs_scale {
 
 /* ---- state file ---- */
 
-static unsigned long long proc_start(int pid)
-{
-  char buf[1024];
-  const char *p;
-  unsigned long long start = 0;
-  if ((p = gs_proc_stat(pid, buf, sizeof(buf))) != NULL)
-    /* after the name: state ppid pgrp session tty tpgid flags minflt cminflt
-     * majflt cmajflt utime stime cutime cstime priority nice threads itreal starttime */
-    sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-              "%*d %llu", &start);
-  return start;
-}
-
 /* Writes the state file; on failure fills err, or says so on stderr when err
  * is NULL (the record is then as of the last write that worked). */
 static int save(struct gs_scale *s, struct gs_err *err)
@@ -297,14 +284,14 @@ static void advance(struct gs_scale *s, uint64_t now)
     if (o->st == OWN_STARTING && info.state == GS_SUPER_READY) {
       o->st = OWN_SERVING;
       o->pid = info.pid;
-      o->pid_start = proc_start(info.pid);
+      o->pid_start = gs_proc_start(info.pid);
       save(s, NULL);
       gs_scale_policy_event(&s->pol, now);
       printf("autoscale: worker %zu on %s ready\n", o->w, o->uuid);
     }
     else if (o->st == OWN_SERVING && info.pid && info.pid != o->pid) {
       o->pid = info.pid; /* restarted by the supervisor */
-      o->pid_start = proc_start(info.pid);
+      o->pid_start = gs_proc_start(info.pid);
       save(s, NULL);
     }
     else if (o->st == OWN_DRAINING && gs_proxy_worker_stats(s->t.proxy, o->w, &st) == 0 &&
@@ -384,7 +371,7 @@ static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
  * goes, if the pid still names the same process. */
 static void kill_orphan(const struct own *o)
 {
-  if (o->pid > 0 && o->pid_start && proc_start(o->pid) == o->pid_start) {
+  if (o->pid > 0 && o->pid_start && gs_proc_start(o->pid) == o->pid_start) {
     kill(-o->pid, SIGKILL);
     kill(o->pid, SIGKILL);
     printf("autoscale: killed worker pid %d left on %s by an earlier serve\n", o->pid, o->uuid);

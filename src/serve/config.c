@@ -17,7 +17,8 @@ static const char *const scalar_keys[] = {
     "worker-timeout", "max-inflight", "drain-timeout", "port-base",    "ephemeral-ports",
     "admin-listen",  "admin-token",   "admin-token-file", "ready-path",
     "max-conns",     "threads",       "grpc-listen",  "latency-budget", "slices",
-    "grow-profile",  "scale-window",  "scale-cooldown", "shrink-below", "scale-state"};
+    "grow-profile",  "scale-window",  "scale-cooldown", "shrink-below", "scale-state",
+    "state-dir"};
 
 /* y->user is the serve file being filled. */
 static int command(const struct gs_yaml *c, const yaml_node_t *v)

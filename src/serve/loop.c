@@ -339,28 +339,6 @@ int gs_serve_nonblock(struct gs_err *err, int fd)
   return 0;
 }
 
-/* Splits "host:port", "[v6]:port", ":port" into host (NULL = any) and port. */
-static int split_hostport(struct gs_err *err, const char *hp, char *host, size_t hostsz,
-                          const char **port)
-{
-  const char *colon = strrchr(hp, ':');
-  size_t hl;
-  if (!colon || !colon[1])
-    return gs_err_set(err, GS_E_USAGE, "listen address '%s': expected HOST:PORT (e.g. 127.0.0.1:8000)",
-                      hp);
-  hl = (size_t)(colon - hp);
-  if (hl >= 2 && hp[0] == '[' && hp[hl - 1] == ']') {
-    hp++;
-    hl -= 2;
-  }
-  if (hl >= hostsz)
-    return gs_err_set(err, GS_E_USAGE, "listen address '%s': host too long", hp);
-  memcpy(host, hp, hl);
-  host[hl] = 0;
-  *port = colon + 1;
-  return 0;
-}
-
 static int bound_port(int fd, unsigned *port)
 {
   struct sockaddr_storage ss;
@@ -395,16 +373,18 @@ void gs__conns_put(struct gs__conns *lim)
 int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port)
 {
   struct addrinfo hints = {0}, *res = NULL, *ai;
-  char host[256];
-  const char *portstr = NULL;
+  struct gs_hostport hp;
+  char portstr[8];
   int rc, s = -1, one = 1, saved = 0;
   *fd = -1;
-  if ((rc = split_hostport(err, hostport, host, sizeof(host), &portstr)) != 0)
+  if ((rc = gs_hostport_parse(err, "listen address", hostport, GS_HOSTPORT_PORT_ZERO, &hp)) != 0)
     return rc;
+  snprintf(portstr, sizeof(portstr), "%u", hp.port);
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  if ((rc = getaddrinfo(*host && strcmp(host, "*") != 0 ? host : NULL, portstr, &hints, &res)) != 0)
+  if ((rc = getaddrinfo(*hp.host && strcmp(hp.host, "*") != 0 ? hp.host : NULL, portstr, &hints,
+                        &res)) != 0)
     return gs_err_set(err, GS_E_USAGE, "listen address '%s': %s", hostport, gai_strerror(rc));
   for (ai = res; ai; ai = ai->ai_next) {
     s = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);

@@ -5,9 +5,10 @@
  * loop; the load balancer (gs_proxy_) sits on the HTTP server and feeds
  * requests to the workers the supervisor reports ready; its admin API
  * (gs_proxy_admin_) has a listener of its own. gs_serve_file_ reads the
- * serve command's YAML file; gs_serve_run puts supervisor, proxy, admin API
- * and autoscaler (gs_scale_) together for it, with the drain and the SIGHUP
- * device diff. Nothing here knows GPU geometry: callers pass a slice's SM count. */
+ * serve command's YAML file; gs_serve_pidfile_ keeps serve's pid file (the
+ * workers a killed serve left); gs_serve_run puts supervisor, proxy, admin
+ * API and autoscaler (gs_scale_) together for it, with the drain and the
+ * SIGHUP device diff. Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
 
@@ -245,6 +246,7 @@ struct gs_super;
  * call gs_super_info and gs_super_stop, never gs_super_free. */
 typedef void gs_super_ready_fn(void *ctx, struct gs_super *s, size_t w, bool ready);
 
+struct gs_serve_pidfile;
 struct gs_super_config {
   const struct gs_super_slot *slots; /* worker w runs slots[w] */
   size_t nslots;
@@ -265,6 +267,7 @@ struct gs_super_config {
   unsigned backoff_max_ms;    /* 0: 30000 */
   unsigned backoff_reset_ms;  /* READY this long before an exit restarts the doubling; 0: 60000 */
   unsigned grace_ms;          /* SIGTERM to SIGKILL on stop; 0: 10000 */
+  struct gs_serve_pidfile *pidfile; /* each worker's pid recorded there; NULL: none */
   gs_super_ready_fn *on_ready; /* may be NULL */
   void *ctx;
 };
@@ -557,8 +560,35 @@ void gs_scale_free(struct gs_scale *s);
 #define GS_SERVE_LOOP_FDS 65536
 
 struct gs_mig_device;
+/* ---- serve's pid file: the workers a serve that died left ---- */
+
+/* Takes <dir>/serve.lock (flock, held until close) and <dir>/serve.pid for
+ * this serve, making dir (0700) when missing; dir must be the caller's (or
+ * root's) and writable by no one else (else GS_E_IO). Refused while another
+ * serve holds them, naming its pid. The workers an earlier serve recorded
+ * there and left running are ended: SIGTERM, SIGKILL after grace_ms, to
+ * each recorded pid whose start time still matches, to its process group
+ * while it does, and to the members of that group seen then; *ended counts
+ * the workers. Refused, naming the pids, when some cannot be ended: another
+ * uid's, or processes left in the group of a worker that was gone already
+ * (its pid may have been reused since, so they are not signalled). Those
+ * refusals are GS_E_UNKNOWN (none is NVML's). Blocks up to grace_ms + 2 s. */
+int gs_serve_pidfile_open(struct gs_err *err, const char *dir, unsigned grace_ms,
+                          struct gs_serve_pidfile **out, size_t *ended);
+/* Records worker w's pid (0: none runs) with its start time and rewrites
+ * the file; takes NULL. */
+void gs_serve_pidfile_set(struct gs_serve_pidfile *pf, size_t w, int pid);
+/* Removes the file and releases the lock; takes NULL. */
+void gs_serve_pidfile_close(struct gs_serve_pidfile *pf);
+/* serve's default state directory: "<emulator state>.serve" on emulated
+ * GPUs (each emulated machine has its own), else $XDG_STATE_HOME/gpuslice/
+ * serve, ~/.local/state/gpuslice/serve, or /var/lib/gpuslice/serve for root
+ * without HOME. NULL with err filled when none applies; caller frees. */
+char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b);
+
 struct gs_serve_config {
   const char *listen;         /* the proxy's "HOST:PORT" */
+  const char *state_dir;      /* the pid file's (gs_serve_pidfile_open); NULL: none kept */
   const char *grpc_listen;    /* NULL: no gRPC proxy */
   const char *admin_listen;   /* NULL: no admin API */
   const char *admin_token;    /* NULL: none (gs_proxy_admin_new) */

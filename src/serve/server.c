@@ -22,6 +22,7 @@ struct server {
   struct gs_proxy_admin_server *admin;
   struct gs_proxy_grpc *grpc;
   struct gs_scale *scale;
+  struct gs_serve_pidfile *pidfile;
   bool *retiring;    /* by worker: drained for a reload, retired once idle */
   size_t nretiring;
   uint64_t drain_until, retire_until, retire_timer;
@@ -299,6 +300,25 @@ static void print_banner(const struct server *sv, const unsigned ports[3])
   fflush(stdout);
 }
 
+/* The pid file, first: a live serve of the same state is refused before
+ * anything is bound, and the workers a dead one left give back their ports
+ * and GPUs before ours start. */
+static int take_pidfile(struct gs_err *err, struct server *sv)
+{
+  struct gs_super_config d = sv->cfg->super;
+  size_t ended = 0;
+  int rc;
+  if (!sv->cfg->state_dir)
+    return 0;
+  gs_super_config_defaults(&d);
+  if ((rc = gs_serve_pidfile_open(err, sv->cfg->state_dir, d.grace_ms, &sv->pidfile, &ended)) != 0)
+    return rc;
+  if (ended)
+    fprintf(stderr, "gpuslice serve: ended %zu workers an earlier serve left running (%s/serve.pid)\n",
+            ended, sv->cfg->state_dir);
+  return 0;
+}
+
 /* Everything on the loop, then its turns; the caller frees what was made. */
 static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *sigs, int *sfd)
 {
@@ -306,6 +326,9 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
   struct gs_proxy_config pc = sv->cfg->proxy;
   unsigned ports[3] = {0};
   int rc;
+  if ((rc = take_pidfile(err, sv)) != 0)
+    return rc;
+  scfg.pidfile = sv->pidfile;
   scfg.on_ready = on_ready;
   scfg.ctx = sv;
   pc.nworkers = scfg.nslots;
@@ -349,6 +372,7 @@ int gs_serve_run(struct gs_err *err, const struct gs_serve_config *cfg)
   gs_proxy_grpc_free(sv.grpc);
   gs_proxy_free(sv.proxy); /* no thread reads the autoscaler's metrics any more */
   gs_scale_free(sv.scale); /* its workers are reaped: its instances go */
+  gs_serve_pidfile_close(sv.pidfile); /* no worker left to record */
   if (sfd >= 0)
     gs_loop_close_fd(sv.loop, sfd);
   gs_loop_free(sv.loop);

@@ -1,8 +1,10 @@
 /* supervisor.c: the worker supervisor: one process per slot (MIG device or
- * replica), pinned with CUDA_VISIBLE_DEVICES, in its own process group, its
- * output in a log file; readiness by HTTP probes on the serve loop; exits seen
- * through a SIGCHLD signalfd and restarted with exponential backoff; stop by
- * SIGTERM then SIGKILL per group. It knows slots, not GPU geometry. */
+ * replica), pinned with CUDA_VISIBLE_DEVICES, in its own process group, killed
+ * by the kernel if serve dies (PR_SET_PDEATHSIG), its output in a log file;
+ * readiness by HTTP probes on the serve loop; exits seen through a SIGCHLD
+ * signalfd and restarted with exponential backoff; stop by SIGTERM then
+ * SIGKILL per group; each pid recorded in serve's pid file when it has one.
+ * It knows slots, not GPU geometry. */
 #include "serve/serve.h"
 #include "jobs/jobs.h"
 
@@ -10,10 +12,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -396,37 +398,89 @@ static int open_log(const struct worker *w)
   return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
-/* Child setup without a fork of our own: posix_spawn puts it in its own
- * process group, clears the SIGCHLD block and the signal dispositions we may
- * have changed, and points stdin at /dev/null and stdout+stderr at the log. */
+/* argv[0] as execvp finds it: as given with a '/', else the first
+ * executable file of that name in PATH. 0 or an errno. */
+static int find_program(const char *prog, char *out, size_t size)
+{
+  const char *path = getenv("PATH"), *dir;
+  int rc = ENOENT;
+  if (strchr(prog, '/'))
+    return snprintf(out, size, "%s", prog) < (int)size ? 0 : ENAMETOOLONG;
+  for (dir = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; dir; ) {
+    const char *end = strchr(dir, ':');
+    int dl = end ? (int)(end - dir) : (int)strlen(dir);
+    struct stat st;
+    if (snprintf(out, size, "%.*s%s%s", dl, dir, dl ? "/" : "", prog) < (int)size &&
+        stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+      if (access(out, X_OK) == 0)
+        return 0;
+      rc = EACCES; /* as execvp: a later executable one still wins */
+    }
+    dir = end ? end + 1 : NULL;
+  }
+  return rc;
+}
+
+/* The child between fork and exec: async-signal-safe calls only, as the
+ * parent has threads. Its own process group; SIGKILL when serve's thread
+ * that forked it dies (PR_SET_PDEATHSIG; the supervisor runs on serve's main
+ * thread, which lives as long as serve), checked against a parent that died
+ * before the prctl; the signals serve blocks or handles back to their
+ * defaults; stdin from /dev/null, stdout and stderr to the log. A failure's
+ * errno goes up errfd. */
+static void child(const char *path, char **argv, char **envp, int logfd, pid_t parent, int errfd)
+{
+  static const int reset[] = {SIGCHLD, SIGPIPE, SIGTERM, SIGINT, SIGHUP};
+  struct sigaction dfl;
+  sigset_t none;
+  int e, nul;
+  memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+    goto fail;
+  if (getppid() != parent)
+    _exit(127); /* serve is already gone: no worker of its may start */
+  for (size_t i = 0; i < GS_NITEMS(reset); i++)
+    sigaction(reset[i], &dfl, NULL);
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if ((nul = open("/dev/null", O_RDONLY)) < 0 || dup2(nul, 0) < 0 ||
+      (logfd >= 0 && (dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)))
+    goto fail;
+  execve(path, argv, envp);
+fail:
+  e = errno;
+  if (write(errfd, &e, sizeof(e)) < 0)
+    _exit(126);
+  _exit(127);
+}
+
+/* Forks and execs argv; 0 with *pid, or the errno of what failed (the
+ * program not found or not executable, fork), the child then reaped. */
 static int spawn(char **argv, char **envp, int logfd, pid_t *pid)
 {
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_t fa;
-  sigset_t none, dfl;
-  int rc;
-  sigemptyset(&none);
-  sigemptyset(&dfl);
-  sigaddset(&dfl, SIGCHLD);
-  sigaddset(&dfl, SIGPIPE);
-  sigaddset(&dfl, SIGTERM);
-  sigaddset(&dfl, SIGINT);
-  sigaddset(&dfl, SIGHUP);
-  posix_spawnattr_init(&at);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                    POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setsigdefault(&at, &dfl);
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (logfd >= 0) {
-    posix_spawn_file_actions_adddup2(&fa, logfd, 1);
-    posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+  char path[4096];
+  pid_t parent = getpid(), p;
+  int pipefd[2], e = 0, rc;
+  ssize_t n;
+  if ((rc = find_program(argv[0], path, sizeof(path))) != 0)
+    return rc;
+  if (pipe2(pipefd, O_CLOEXEC) != 0)
+    return errno;
+  if ((p = fork()) == 0)
+    child(path, argv, envp, logfd, parent, pipefd[1]);
+  rc = p < 0 ? errno : 0;
+  close(pipefd[1]);
+  /* The pipe closes at exec (CLOEXEC) or carries the child's errno. */
+  while ((n = read(pipefd[0], &e, sizeof(e))) < 0 && errno == EINTR)
+    ;
+  close(pipefd[0]);
+  if (p > 0 && n == (ssize_t)sizeof(e)) {
+    waitpid(p, NULL, 0);
+    rc = e ? e : EIO;
   }
-  rc = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
+  if (!rc)
+    *pid = p;
   return rc;
 }
 
@@ -489,6 +543,7 @@ static void start_worker(struct worker *w)
     return;
   }
   w->info.pid = pid;
+  gs_serve_pidfile_set(w->s->cfg.pidfile, w->w, pid);
   set_state(w, GS_SUPER_STARTING);
   w->probe_timer = gs_loop_timer_add(w->s->loop, w->s->cfg.probe_interval_ms * 1000ull,
                                      on_probe_timer, w);
@@ -672,6 +727,7 @@ static void worker_exited(struct worker *w, int status)
   log_line(w, "pid %d %s %d", w->info.pid, WIFSIGNALED(status) ? "killed by signal" : "exited",
            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   w->info.pid = 0;
+  gs_serve_pidfile_set(s->cfg.pidfile, w->w, 0);
   cancel_timer(s, &w->probe_timer);
   cancel_timer(s, &w->kill_timer);
   probe_end(w);

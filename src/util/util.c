@@ -511,3 +511,18 @@ const char *gs_proc_stat(int pid, char *buf, size_t size)
   buf[n] = 0;
   return (p = strrchr(buf, ')')) ? p + 1 : NULL;
 }
+
+uint64_t gs_proc_start(int pid)
+{
+  char buf[1024];
+  const char *p = gs_proc_stat(pid, buf, sizeof(buf));
+  unsigned long long start = 0;
+  char state = 0;
+  /* After the name: state ppid pgrp session tty_nr tpgid flags minflt
+   * cminflt majflt cmajflt utime stime cutime cstime priority nice
+   * num_threads itrealvalue starttime (proc(5)). */
+  if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
+                      " %*d %llu", &state, &start) != 2 || state == 'Z')
+    return 0;
+  return start;
+}

@@ -1,6 +1,7 @@
 /* util.h: the shared utilities every layer may use: error records, whole-file
  * reads, atomic file replacement under a lock, small hashing helpers, a
- * process's /proc/<pid>/stat, latency histograms and strict YAML reading.
+ * process's /proc/<pid>/stat and start time, HOST:PORT text, latency
+ * histograms and strict YAML reading.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
 #ifndef GS_UTIL_H
 #define GS_UTIL_H
@@ -108,6 +109,26 @@ int gs_file_make_parent(struct gs_err *err, const char *path);
  * name (" S ppid pgrp ...": the state is the first); NULL when the process
  * is gone. The name may hold spaces and ')', so they start after the last ')'. */
 const char *gs_proc_stat(int pid, char *buf, size_t size);
+/* A process's start time (field 22 of /proc/<pid>/stat, clock ticks since
+ * boot): with the pid it names one process for good, as a pid alone may be
+ * reused. 0 when the process is gone or a zombie. */
+uint64_t gs_proc_start(int pid);
+
+/* "HOST:PORT" as an option, URL or header gives it (src/util/hostport.c):
+ * "127.0.0.1:8000", "[::1]:8000", ":8000" or "*:8000" (no host: any), and
+ * with GS_HOSTPORT_PORT_OPTIONAL a bare "localhost". Errors are GS_E_USAGE
+ * naming `what` (the option, e.g. "--listen"), the text and the fix. */
+#define GS_HOSTPORT_PORT_ZERO 1u     /* port 0 is allowed (a listener: any free port) */
+#define GS_HOSTPORT_PORT_OPTIONAL 2u /* "HOST" alone is allowed: has_port false, port 0 */
+#define GS_HOSTPORT_HOST_REQUIRED 4u /* ":PORT" (no host) is refused */
+struct gs_hostport {
+  char host[256]; /* without brackets; "" when absent */
+  unsigned port;
+  bool has_port;
+  bool bracketed; /* "[v6]" */
+};
+int gs_hostport_parse(struct gs_err *err, const char *what, const char *text, unsigned flags,
+                      struct gs_hostport *out);
 
 /* A 128-bit non-cryptographic hash of a byte string, stable across runs and
  * hosts; used where an identifier must be derived, not drawn at random. */

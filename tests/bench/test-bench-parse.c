@@ -101,19 +101,19 @@ static void urls(void **state)
   struct gs_bench_url u;
   struct gs_err err = {0};
   (void)state;
-  assert_int_equal(gs_bench_url_parse(&err, "http://localhost:8000", &u), 0);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "http://localhost:8000", &u), 0);
   assert_string_equal(u.host, "localhost");
   assert_string_equal(u.port, "8000");
   assert_string_equal(u.prefix, "");
-  assert_int_equal(gs_bench_url_parse(&err, "10.0.0.1/triton/", &u), 0);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "10.0.0.1/triton/", &u), 0);
   assert_string_equal(u.port, "80");
   assert_string_equal(u.prefix, "/triton");
-  assert_int_equal(gs_bench_url_parse(&err, "http://[::1]:9/", &u), 0);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "http://[::1]:9/", &u), 0);
   assert_string_equal(u.host, "::1");
-  assert_int_equal(gs_bench_url_parse(&err, "https://x", &u), GS_E_INVALID_ARGUMENT);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "https://x", &u), GS_E_INVALID_ARGUMENT);
   assert_non_null(strstr(err.msg, "https"));
-  assert_int_equal(gs_bench_url_parse(&err, "http://x:0", &u), GS_E_INVALID_ARGUMENT);
-  assert_int_equal(gs_bench_url_parse(&err, "http://:80", &u), GS_E_INVALID_ARGUMENT);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "http://x:0", &u), GS_E_INVALID_ARGUMENT);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "http://:80", &u), GS_E_INVALID_ARGUMENT);
 }
 
 static const char flower_meta[] =
@@ -193,7 +193,7 @@ static void infer_request_framing(void **state)
   char *req, *body;
   size_t len, clen, hlen;
   (void)state;
-  assert_int_equal(gs_bench_url_parse(&err, "http://h:1/p", &u), 0);
+  assert_int_equal(gs_bench_url_parse(&err, "--url", "http://h:1/p", &u), 0);
   assert_int_equal(gs_bench_model_parse(&err, "meta", flower_meta, strlen(flower_meta), &m), 0);
   assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 1, NULL, 0), 0);
   assert_int_equal(gs_bench_samples_fill(&err, &m, false, 7, &s), 0);

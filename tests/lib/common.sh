@@ -33,22 +33,22 @@ serve_cleanup() {
   rm -rf "$tmp"
 }
 
-# serve_summary PYOUT ERRFILE: for the tests whose Python part ends with
+# serve_collect PYOUT ERRFILE: for the tests whose Python part ends with
 # "RESULT <passed> <failed>" in PYOUT (no such line: one failure) after it
 # sent SIGTERM to serve ($serve_pid, a child of this shell): waits for serve,
-# whose status must be 0; ERRFILE is its stderr, shown when it is not. Ends
-# with summary.
-serve_summary() {
+# whose status must be 0 (ERRFILE, its stderr, is shown when it is not), and
+# adds the Python part's counts to this shell's.
+serve_collect() {
   local res rc
   wait "$serve_pid"
   rc=$?
   serve_pid=
   res=$(sed -n 's/^RESULT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$1")
   if [ -n "$res" ]; then
-    passed=${res% *}
-    failed=${res#* }
+    passed=$((passed + ${res% *}))
+    failed=$((failed + ${res#* }))
   else
-    passed=0 failed=1
+    failed=$((failed + 1))
   fi
   if [ "$rc" -eq 0 ]; then
     ok
@@ -56,5 +56,10 @@ serve_summary() {
   else
     fail "serve exited $rc; stderr: $(tail -5 "$2")"
   fi
+}
+
+# serve_summary PYOUT ERRFILE: serve_collect, then summary.
+serve_summary() {
+  serve_collect "$1" "$2"
   summary
 }

@@ -290,8 +290,9 @@ static char *admin_req(struct env *e, unsigned port, const char *method, const c
                        const char *auth)
 {
   char req[512];
-  int n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: x\r\n%s%s%sContent-Length: 0\r\n"
-                   "Connection: close\r\n\r\n", method, path, auth ? "Authorization: " : "",
+  int n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s%s%s"
+                   "Content-Type: application/json\r\nContent-Length: 0\r\n"
+                   "Connection: close\r\n\r\n", method, path, port, auth ? "Authorization: " : "",
                    auth ? auth : "", auth ? "\r\n" : "");
   return roundtrip_to(e, port, req, (size_t)n);
 }
