@@ -90,7 +90,8 @@ static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
 }
 
 /* The options of a read command that takes --jobs-dir alone: its directory
- * into dir. 0, or the exit status. */
+ * into dir. As cli_getopt: > 0 when dir is filled, 0 after --help, or
+ * -(exit status). */
 static int dir_only(struct cli *c, int argc, char **argv, const char *usage, char dir[PATH_MAX])
 {
   static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
@@ -99,12 +100,12 @@ static int dir_only(struct cli *c, int argc, char **argv, const char *usage, cha
   struct gs_err err = {0};
   int first, rc;
   if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
-    return -first;
+    return first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return -cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
   if ((rc = cli_backend(c, &b)) != 0)
-    return rc;
-  return gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ? cli_fail(&err) : 0;
+    return -rc;
+  return gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ? -cli_fail(&err) : 1;
 }
 
 /* ---- queue cancel ---- */
@@ -325,8 +326,8 @@ static int run_jobs(struct cli *c, int argc, char **argv)
   char dir[PATH_MAX];
   unsigned n;
   int rc;
-  if ((rc = dir_only(c, argc, argv, usage, dir)) != 0)
-    return rc;
+  if ((rc = dir_only(c, argc, argv, usage, dir)) <= 0)
+    return -rc;
   if (gs_jobs_list(&err, dir, on_list_note, &l, &jobs, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
@@ -364,8 +365,8 @@ static int run_claims(struct cli *c, int argc, char **argv)
   char dir[PATH_MAX], since[16];
   unsigned n;
   int rc;
-  if ((rc = dir_only(c, argc, argv, usage, dir)) != 0)
-    return rc;
+  if ((rc = dir_only(c, argc, argv, usage, dir)) <= 0)
+    return -rc;
   if (gs_jobs_claims(&err, dir, &cl, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
