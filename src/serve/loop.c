@@ -372,13 +372,15 @@ static int bound_port(int fd, unsigned *port)
   return 0;
 }
 
-int gs__accept(int fd, struct gs__conns *lim)
+int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx)
 {
   for (;;) {
     int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (cfd < 0)
       return -1;
-    if (__atomic_add_fetch(&lim->count, 1u, __ATOMIC_RELAXED) <= lim->max) {
+    /* an eviction uncounts the connection it closes, making room for this one */
+    if (__atomic_add_fetch(&lim->count, 1u, __ATOMIC_RELAXED) <= lim->max ||
+        (evict && evict(ctx))) {
       setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       return cfd;
     }

@@ -2,8 +2,8 @@
  * loop: a request forwarded to an emulated worker (JSON infer, chunked
  * request body, /metrics), 503 with no worker ready, 504 from a worker that
  * accepts and never answers and its ejection, the retry on another worker
- * when one refuses connections, leaving the pool at once, and one
- * --max-conns over HTTP and gRPC clients. */
+ * when one refuses connections, leaving the pool at once, and --max-conns
+ * per listener (the oldest idle connection makes room). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -221,6 +221,7 @@ static void test_hung_worker_504_then_ejected(void **state)
 {
   struct gs_proxy_config cfg = {.nworkers = 1, .worker_timeout_ms = 200, .eject_after = 2,
                                 .eject_ms = 60000};
+  struct gs_proxy_worker_stats st;
   struct gs_err err = {0};
   struct env e;
   unsigned hport;
@@ -243,9 +244,13 @@ static void test_hung_worker_504_then_ejected(void **state)
   assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"0.1\"} 1\n"));
   assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
   free(resp);
-  /* Readiness reported again re-admits it. */
+  /* Readiness reported again puts it on trial: out of the pool until a
+   * real request to it is answered. */
   gs_proxy_worker_set(e.proxy, 0, hport, true);
-  assert_true(gs_proxy_worker_usable(e.proxy, 0));
+  assert_false(gs_proxy_worker_usable(e.proxy, 0));
+  assert_int_equal(gs_proxy_worker_stats(e.proxy, 0, &st), 0);
+  assert_true(st.trial);
+  assert_int_equal(st.ejections, 1);
   assert_int_equal(gs_proxy_inflight(e.proxy), 0);
   close(hfd);
   env_free(&e);
@@ -439,18 +444,25 @@ static void turn(struct env *e, int times)
     gs_loop_run_once(e->loop, 10);
 }
 
-/* --max-conns counts HTTP and gRPC clients together: with 2 allowed, two
- * HTTP clients leave no room for a gRPC one (closed at once, unanswered);
- * once an HTTP client leaves, a gRPC one is served (the server's SETTINGS
- * frame), and then an HTTP one is closed. */
-static void test_max_conns_http_and_grpc(void **state)
+/* Sends a request's first line only: the connection is busy, not idle. */
+static void start_request(int fd)
+{
+  assert_int_equal(send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL), 23);
+}
+
+/* Each listener has its own --max-conns. With 2 allowed: two idle HTTP
+ * clients leave the gRPC listener's room alone; a third HTTP client gets
+ * in by closing the oldest idle one (h1, closed unanswered), as nginx and
+ * HAProxy do; when none is idle (each has begun a request), a new one is
+ * closed at once. */
+static void test_max_conns_per_listener(void **state)
 {
   struct gs_proxy_config cfg = {.nworkers = 1};
   struct gs_proxy_grpc *g;
   struct gs_err err = {0};
   struct env e;
   unsigned gport;
-  int gfd, h1, h2, c1, c2, h3;
+  int gfd, h1, h2, h3, h4, c1, c2;
   (void)state;
   gs_http_limits_default(&cfg.limits);
   cfg.limits.max_conns = 2;
@@ -458,20 +470,29 @@ static void test_max_conns_http_and_grpc(void **state)
   assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
   assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
   h1 = dial(e.port);
+  turn(&e, 20);
   h2 = dial(e.port);
   turn(&e, 20); /* both accepted (an idle HTTP client is sent nothing) */
   c1 = dial(gport);
-  assert_int_equal(answered(&e, c1), 0);
-  close(h1);
-  turn(&e, 20); /* the proxy sees h1's end and uncounts it */
+  assert_int_equal(answered(&e, c1), 1); /* the server's SETTINGS: a room of its own */
   c2 = dial(gport);
   assert_int_equal(answered(&e, c2), 1);
   h3 = dial(e.port);
-  assert_int_equal(answered(&e, h3), 0);
+  turn(&e, 20);
+  assert_int_equal(answered(&e, h1), 0); /* the oldest idle one made room */
+  start_request(h3);
+  start_request(h2);
+  turn(&e, 20);
+  h4 = dial(e.port); /* neither h2 nor h3 is idle now */
+  assert_int_equal(answered(&e, h4), 0);
+  assert_int_equal(send(h3, "Host: x\r\n\r\n", 11, MSG_NOSIGNAL), 11);
+  assert_int_equal(answered(&e, h3), 1); /* still served */
+  close(h1);
   close(h2);
+  close(h3);
+  close(h4);
   close(c1);
   close(c2);
-  close(h3);
   gs_proxy_grpc_free(g);
   env_free(&e);
 }
@@ -486,7 +507,7 @@ int main(void)
       cmocka_unit_test(test_upstream_reuse),
       cmocka_unit_test(test_admin),
       cmocka_unit_test(test_admin_token),
-      cmocka_unit_test(test_max_conns_http_and_grpc),
+      cmocka_unit_test(test_max_conns_per_listener),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
