@@ -75,7 +75,7 @@ struct gs_h2_call {
   size_t pfx_len;
   uint8_t *in;         /* the framed message, need bytes reserved */
   size_t in_len, need;
-  size_t granted;      /* stream window given back so far */
+  size_t granted;      /* stream window given back so far (the prefix's bytes too) */
   struct gs__budget *budget; /* where need was taken from (0 taken: NULL) */
   uint8_t *out; /* the answer's DATA: 5-byte prefix + message */
   size_t out_len, out_off;
@@ -411,13 +411,14 @@ static bool reserve(struct gs_h2_call *k, const uint8_t *pfx)
   return false;
 }
 
-/* Takes len bytes of k's message (dropped if it was refused meanwhile, and
- * then refused if they pass the message's length). The stream is granted
- * window only up to the message's end: STREAM_WINDOW was given up front, so
- * once the bytes taken plus that reach need, nothing more is granted. */
+/* Takes len bytes of k's message (the call is refused if they pass its
+ * length). Window is granted back for the bytes taken, and for nothing
+ * else: they are held under the reservation. nghttp2 sends the update once
+ * half the stream's window is consumed, so the client always has room to
+ * go on; what it may send beyond the message (at most the window given up
+ * front) is never held. */
 static void take_data(struct gs_h2_call *k, const uint8_t *data, size_t len)
 {
-  size_t grant;
   if (!k->in) { /* the prefix first, maybe in pieces */
     size_t n = len < 5 - k->pfx_len ? len : 5 - k->pfx_len;
     memcpy(k->pfx + k->pfx_len, data, n);
@@ -434,13 +435,8 @@ static void take_data(struct gs_h2_call *k, const uint8_t *data, size_t len)
   }
   memcpy(k->in + k->in_len, data, len);
   k->in_len += len;
-  grant = k->need > STREAM_WINDOW ? k->need - STREAM_WINDOW : 0;
-  if (grant > k->in_len)
-    grant = k->in_len;
-  if (grant > k->granted) {
-    nghttp2_session_consume_stream(k->conn->ng, k->id, grant - k->granted);
-    k->granted = grant;
-  }
+  nghttp2_session_consume_stream(k->conn->ng, k->id, k->in_len - k->granted);
+  k->granted = k->in_len;
 }
 
 static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
