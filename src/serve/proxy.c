@@ -326,17 +326,11 @@ static void trial_drop(struct pworker *wk, unsigned trial)
 static void worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready)
 {
   struct pworker *wk = p->w[w];
-  if (wk->port != port) { /* a restarted worker may listen elsewhere: a new process */
-    drop_idle(wk);
-    if (wk->eject_timer)
-      gs_loop_timer_del(p->loop, wk->eject_timer);
-    wk->eject_timer = 0;
-    wk->ejections = 0;
-    wk->trial = wk->trying = false;
-    set_ejected(wk, false);
-  } else if (ready && ejected(wk) && !wk->trial) {
-    /* its probe answers: no need to wait out the time out, but one real
-     * request must succeed before it is back */
+  if (wk->port != port)
+    drop_idle(wk); /* a restarted worker may listen elsewhere */
+  if (ready && ejected(wk) && !wk->trial) {
+    /* its probe answers (restarted, or ready again): no need to wait out
+     * the time out, but one real request must succeed before it is back */
     if (wk->eject_timer)
       gs_loop_timer_del(p->loop, wk->eject_timer);
     wk->eject_timer = 0;
