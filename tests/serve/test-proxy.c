@@ -197,6 +197,35 @@ static void test_forward(void **state)
   env_free(&e);
 }
 
+/* The memory budget for request bodies: with 256 KiB, a request whose
+ * retry buffer would take 512 KiB is 503 before anything is forwarded,
+ * and a small one passes; the budget is whole again after each. */
+static void test_body_budget_503(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1, .body_budget = 256u << 10};
+  struct env e;
+  char head[256], *req, *resp;
+  size_t body = 512u << 10;
+  int n;
+  (void)state;
+  env_init(&e, &cfg);
+  env_worker(&e);
+  gs_proxy_worker_set(e.proxy, 0, e.wport, true);
+  n = snprintf(head, sizeof(head), "POST /v2/models/flower/infer HTTP/1.1\r\nHost: x\r\n"
+               "Content-Length: %zu\r\n\r\n", body);
+  assert_non_null(req = calloc(1, (size_t)n + body));
+  memcpy(req, head, (size_t)n);
+  resp = roundtrip(&e, req, (size_t)n + body);
+  assert_non_null(strstr(resp, "memory budget"));
+  expect_status(resp, "HTTP/1.1 503");
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  resp = get(&e, "/metrics");
+  assert_non_null(strstr(resp, "gpuslice_proxy_errors_total 1\n"));
+  expect_status(resp, "HTTP/1.1 200");
+  free(req);
+  env_free(&e);
+}
+
 static void test_no_worker_503(void **state)
 {
   struct gs_proxy_config cfg = {.nworkers = 2};
@@ -502,6 +531,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_forward),
       cmocka_unit_test(test_no_worker_503),
+      cmocka_unit_test(test_body_budget_503),
       cmocka_unit_test(test_hung_worker_504_then_ejected),
       cmocka_unit_test(test_retry_on_refused),
       cmocka_unit_test(test_upstream_reuse),
