@@ -41,7 +41,7 @@ struct gs_h2_server {
   struct gs__conns limit;
   struct gs__budget own_budget, *budget; /* budget: &own_budget, or shared */
   struct gs_h2_conn *conns;
-  struct gs_h2_conn *idle_first, *idle_last; /* oldest idle first */
+  struct gs__idle_list idle;
 };
 
 enum conn_timer { T_NONE, T_HEAD, T_IDLE };
@@ -49,7 +49,7 @@ enum conn_timer { T_NONE, T_HEAD, T_IDLE };
 struct gs_h2_conn {
   struct gs_h2_server *srv;
   struct gs_h2_conn *prev, *next;
-  struct gs_h2_conn *iprev, *inext; /* on the idle list: no call, nothing to send */
+  struct gs__idle_node idle; /* on the server's idle list: no call, nothing to send */
   int fd; /* -1: in memory (fuzzing) */
   nghttp2_session *ng;
   struct gs_h2_call *calls;
@@ -57,7 +57,6 @@ struct gs_h2_conn {
   enum conn_timer timer_kind;
   size_t held;     /* bytes reserved by its calls' messages */
   bool settings;   /* the client's preface and SETTINGS arrived */
-  bool idle;
   bool busy;  /* inside nghttp2's receive: answers wait for its end to be sent */
   bool dead;  /* freed when busy ends */
 };
@@ -134,19 +133,7 @@ static void call_free(struct gs_h2_call *k)
 
 static void idle_unlink(struct gs_h2_conn *c)
 {
-  struct gs_h2_server *s = c->srv;
-  if (!c->idle)
-    return;
-  if (c->iprev)
-    c->iprev->inext = c->inext;
-  else
-    s->idle_first = c->inext;
-  if (c->inext)
-    c->inext->iprev = c->iprev;
-  else
-    s->idle_last = c->iprev;
-  c->iprev = c->inext = NULL;
-  c->idle = false;
+  gs__idle_set(&c->srv->idle, &c->idle, false);
 }
 
 static void conn_timer_stop(struct gs_h2_conn *c)
@@ -219,7 +206,6 @@ static void conn_update(struct gs_h2_conn *c)
 {
   struct gs_h2_server *s = c->srv;
   enum conn_timer want = !c->settings ? T_HEAD : c->calls ? T_NONE : T_IDLE;
-  bool idle = c->calls == NULL && !nghttp2_session_want_write(c->ng);
   if (c->fd < 0)
     return;
   if (want != c->timer_kind && want != T_HEAD) { /* the head timer runs from the accept */
@@ -229,19 +215,7 @@ static void conn_update(struct gs_h2_conn *c)
                                    on_conn_timeout, c);
     c->timer_kind = want;
   }
-  if (idle == c->idle)
-    return;
-  if (!idle) {
-    idle_unlink(c);
-    return;
-  }
-  c->idle = true;
-  c->iprev = s->idle_last;
-  if (s->idle_last)
-    s->idle_last->inext = c;
-  else
-    s->idle_first = c;
-  s->idle_last = c;
+  gs__idle_set(&s->idle, &c->idle, !c->calls && !nghttp2_session_want_write(c->ng));
 }
 
 static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
@@ -700,8 +674,9 @@ static bool evict_idle(void *ctx)
 {
   struct gs_h2_server *s = ctx;
   char b;
-  while (s->idle_first) {
-    struct gs_h2_conn *c = s->idle_first;
+  while (s->idle.first) {
+    struct gs_h2_conn *c =
+        (struct gs_h2_conn *)((char *)s->idle.first - offsetof(struct gs_h2_conn, idle));
     if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
       idle_unlink(c); /* read at its next event */
       continue;

@@ -63,9 +63,7 @@ struct gs_http_conn {
   char *direct; /* body bytes just read into the handler's space (buf_fn), not into `in` */
   size_t direct_len;
   const char *why; /* the message of a request error, when more precise than its status's */
-  /* on the server's idle list: waiting for a request's first byte, nothing to send */
-  struct gs_http_conn *iprev, *inext;
-  bool idle;
+  struct gs__idle_node idle; /* on the server's idle list: waiting for a request, nothing to send */
 };
 
 struct gs_http_server {
@@ -82,7 +80,7 @@ struct gs_http_server {
   int listen_fd;
   unsigned nconns; /* written by the server's thread, read by any (relaxed atomics) */
   struct gs_http_conn *conns;
-  struct gs_http_conn *idle_first, *idle_last; /* oldest idle first */
+  struct gs__idle_list idle;
 };
 
 static bool process(struct gs_http_conn *c);
@@ -177,42 +175,16 @@ static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
 
 static void idle_unlink(struct gs_http_conn *c)
 {
-  struct gs_http_server *s = c->srv;
-  if (!c->idle)
-    return;
-  if (c->iprev)
-    c->iprev->inext = c->inext;
-  else
-    s->idle_first = c->inext;
-  if (c->inext)
-    c->inext->iprev = c->iprev;
-  else
-    s->idle_last = c->iprev;
-  c->iprev = c->inext = NULL;
-  c->idle = false;
+  gs__idle_set(&c->srv->idle, &c->idle, false);
 }
 
-/* Puts c at the end of the idle list while it waits for a request's first
- * byte with nothing to send (new, or kept alive after an answer), and
- * takes it off otherwise. */
+/* Keeps c on the idle list while it waits for a request's first byte with
+ * nothing to send (new, or kept alive after an answer). */
 static void idle_update(struct gs_http_conn *c)
 {
-  struct gs_http_server *s = c->srv;
-  bool idle = c->fd >= 0 && c->state == ST_HEAD && c->in_len == 0 &&
-              c->out_off == c->out_len && !(c->flags & (F_CLOSE_AFTER | F_DEAD | F_PEER_EOF));
-  if (idle == c->idle)
-    return;
-  if (!idle) {
-    idle_unlink(c);
-    return;
-  }
-  c->idle = true;
-  c->iprev = s->idle_last;
-  if (s->idle_last)
-    s->idle_last->inext = c;
-  else
-    s->idle_first = c;
-  s->idle_last = c;
+  gs__idle_set(&c->srv->idle, &c->idle,
+               c->fd >= 0 && c->state == ST_HEAD && c->in_len == 0 && c->out_off == c->out_len &&
+                   !(c->flags & (F_CLOSE_AFTER | F_DEAD | F_PEER_EOF)));
 }
 
 static void conn_free(struct gs_http_conn *c)
@@ -987,8 +959,9 @@ static bool evict_idle(void *ctx)
 {
   struct gs_http_server *s = ctx;
   char b;
-  while (s->idle_first) {
-    struct gs_http_conn *c = s->idle_first;
+  while (s->idle.first) {
+    struct gs_http_conn *c =
+        (struct gs_http_conn *)((char *)s->idle.first - offsetof(struct gs_http_conn, idle));
     if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
       idle_unlink(c);
       continue;

@@ -76,6 +76,18 @@ typedef bool gs__evict_fn(void *ctx);
 int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx);
 /* Uncounts a connection gs__accept counted, once it is closed. */
 void gs__conns_put(struct gs__conns *lim);
+/* A server's idle connections (waiting for a request, nothing to send),
+ * oldest first: the ones an evict_fn closes first. A node lives in its
+ * connection, which finds itself from it with offsetof. */
+struct gs__idle_node {
+  struct gs__idle_node *prev, *next;
+  bool on;
+};
+struct gs__idle_list {
+  struct gs__idle_node *first, *last;
+};
+/* Puts n at the end of l when idle and it is not on it, takes it off when not. */
+void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle);
 
 /* ---- a memory budget shared by threads (budget.c) ---- */
 

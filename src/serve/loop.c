@@ -1,6 +1,7 @@
 /* loop.c: the serve layer's event loop: epoll over an fd-indexed table, a
  * binary min-heap of timers, deferred closes, a stop flag; plus the socket
- * helpers (non-blocking, listen, accept under a connection limit). Shaped after Redis's ae.c (STYLE.md 8); it
+ * helpers (non-blocking, listen, accept under a connection limit, the idle
+ * list that limit evicts from). Shaped after Redis's ae.c (STYLE.md 8); it
  * knows nothing of HTTP, which sits on top of it in http.c. */
 #include "serve/internal.h"
 
@@ -392,6 +393,32 @@ int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx)
 void gs__conns_put(struct gs__conns *lim)
 {
   __atomic_fetch_sub(&lim->count, 1u, __ATOMIC_RELAXED);
+}
+
+void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle)
+{
+  if (idle == n->on)
+    return;
+  n->on = idle;
+  if (idle) {
+    n->next = NULL;
+    n->prev = l->last;
+    if (l->last)
+      l->last->next = n;
+    else
+      l->first = n;
+    l->last = n;
+    return;
+  }
+  if (n->prev)
+    n->prev->next = n->next;
+  else
+    l->first = n->next;
+  if (n->next)
+    n->next->prev = n->prev;
+  else
+    l->last = n->prev;
+  n->prev = n->next = NULL;
 }
 
 int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port)

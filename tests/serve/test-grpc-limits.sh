@@ -22,16 +22,10 @@ export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
 trap serve_cleanup EXIT
 
-if ! "$py" -c 'import grpc' 2>/dev/null; then
-  echo "FAIL: python3-grpcio is needed (scripts/deps.sh)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+gs_need_grpcio "$py"
 asan=0
 ldd "$bin" 2>/dev/null | grep -q libasan && asan=1
-"$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
-"$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-3g.20gb >/dev/null ||
-  { echo "FAIL: apply all-3g.20gb"; exit 1; }
+gs_emu_layout all-3g.20gb
 "$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen off \
   --ephemeral-ports --threads 1 -- "$bin" worker --listen '127.0.0.1:{port}' \
   --grpc-listen '127.0.0.1:{grpc_port}' --profile '{profile}' >"$tmp/serve.out" 2>"$tmp/serve.err" &

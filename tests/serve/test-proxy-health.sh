@@ -22,9 +22,7 @@ export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
 trap serve_cleanup EXIT
 
-"$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
-"$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-2g.10gb >/dev/null ||
-  { echo "FAIL: apply all-2g.10gb"; exit 1; }
+gs_emu_layout all-2g.10gb
 # worker 0 answers garbage (until $tmp/w0.log.heal exists), the others well
 "$bin" -q serve --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --ephemeral-ports --policy rr -- \
   sh -c 'if [ "$1" = 0 ]; then m=garbage; else m=good; fi; exec python3 "$0" "$2" $m "$3/w$1.log"' \
@@ -32,8 +30,8 @@ trap serve_cleanup EXIT
 serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 150 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
-import http.client, json, os, re, signal, sys, threading, time
-from gstest import check, finish, read, wait_for
+import json, os, re, signal, sys, threading, time, urllib.request
+from gstest import check, finish, http_status, read, wait_for
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
@@ -45,16 +43,8 @@ if not (ok and m and a):
     finish()
 PORT, ADMIN = int(m.group(1)), int(a.group(1))
 
-def get(path="/x", timeout=60):
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=timeout)
-        c.request("GET", path)
-        r = c.getresponse()
-        r.read()
-        c.close()
-        return r.status
-    except Exception as e:
-        return repr(e)
+def get():
+    return http_status(PORT, "/x")
 
 def hits(w):
     return [float(l.split()[0]) for l in read("%s/w%d.log" % (TMP, w)).splitlines()]
@@ -78,10 +68,10 @@ check("after its ejection worker 0 gets a trial at about 10 s, then 20 s later "
 # last) would bring it back; the supervisor reporting it ready again (here
 # after a restart) puts it on trial at once
 open(TMP + "/w0.log.heal", "w").close()
-def w0():
-    with __import__("urllib.request").request.urlopen("http://127.0.0.1:%d/workers/0" % ADMIN,
-                                                      timeout=5) as f:
+def worker(n):
+    with urllib.request.urlopen("http://127.0.0.1:%d/workers/%d" % (ADMIN, n), timeout=5) as f:
         return json.load(f)
+w0 = lambda: worker(0)
 old = w0()["pid"]
 os.kill(old, signal.SIGKILL)
 ok = wait_for(lambda: w0()["state"] == "ready" and w0()["pid"] not in (0, old), 30)
@@ -92,8 +82,7 @@ check("healed and ready again, worker 0 is back after one trial request",
       ok and w0()["in_pool"] and len(hits(0)) - n0 >= 3, (w0(), len(hits(0)) - n0))
 
 # ---- 2. a stopped worker ----
-pid1 = json.loads(__import__("urllib.request").request.urlopen(
-    "http://127.0.0.1:%d/workers/1" % ADMIN, timeout=5).read())["pid"]
+pid1 = worker(1)["pid"]
 os.kill(pid1, signal.SIGSTOP)
 res = []
 def one():

@@ -18,9 +18,7 @@ export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
 trap serve_cleanup EXIT
 
-"$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
-"$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-7g.40gb >/dev/null ||
-  { echo "FAIL: apply all-7g.40gb"; exit 1; }
+gs_emu_layout all-7g.40gb
 "$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports -- \
   python3 "$src/tests/lib/fake_worker.py" '{port}' good >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!

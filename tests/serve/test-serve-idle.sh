@@ -22,23 +22,17 @@ export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
 trap serve_cleanup EXIT
 
-if ! "$py" -c 'import grpc' 2>/dev/null; then
-  echo "FAIL: python3-grpcio is needed (scripts/deps.sh)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-"$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
-"$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-3g.20gb >/dev/null ||
-  { echo "FAIL: apply all-3g.20gb"; exit 1; }
+gs_need_grpcio "$py"
+gs_emu_layout all-3g.20gb
 "$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen off \
   --ephemeral-ports -- "$bin" worker --listen '127.0.0.1:{port}' \
   --grpc-listen '127.0.0.1:{grpc_port}' --profile '{profile}' >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 150 "$py" - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
-import http.client, os, re, resource, selectors, signal, socket, sys, threading, time
+import os, re, resource, selectors, signal, socket, sys, threading, time
 import grpc
-from gstest import check, finish, read, wait_for
+from gstest import check, finish, http_status, read, wait_for
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
@@ -95,15 +89,7 @@ time.sleep(2)
 statuses, codes = [], []
 t0 = time.time()
 for i in range(100):
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
-        c.request("GET", "/v2/health/ready")
-        r = c.getresponse()
-        r.read()
-        statuses.append(r.status)
-        c.close()
-    except Exception as e:
-        statuses.append(repr(e))
+    statuses.append(http_status(PORT, "/v2/health/ready", 10))
     if i % 5 == 0:
         ch = grpc.insecure_channel("127.0.0.1:%d" % GPORT, options=[("grpc.use_local_subchannel_pool", 1)])
         try:
