@@ -1,7 +1,8 @@
 /* http.c: a small HTTP/1.1 server on the serve loop: picohttpparser for the
- * request head and chunked bodies, keep-alive, pipelined requests answered
- * in order, limits (431, 413, 400, slowloris timeout) and Content-Length
- * responses. It knows nothing of KServe; the worker (worker.c) and the load
+ * request head, http1.c's strict decoder for chunked bodies, keep-alive,
+ * pipelined requests answered in order, limits (431, 413, 400, 505, the
+ * head and slowloris timeouts; when the connection limit is full the oldest
+ * idle connection goes) and Content-Length responses. It knows nothing of KServe; the worker (worker.c) and the load
  * balancer put their handlers on top. A streaming server (the proxy's) hands
  * request bodies over as they arrive, with a pause for backpressure, and
  * takes responses in pieces (Content-Length or chunked). */

@@ -1,8 +1,11 @@
 /* proxy.c: the load balancer: clients come in through the HTTP server of
  * http.c (limits, keep-alive, pipelining), each request goes to one ready
  * worker (power of two choices or round-robin) over kept-alive upstream
- * connections, with one retry when a connection fails before any response
- * byte, passive ejection, a response timeout (504) and 503 with no worker;
+ * connections, with one retry when a worker fails before any of its answer
+ * reached the client (refused, reset, a malformed head, nothing within the
+ * first-byte timeout), passive ejection whose time out doubles and ends in a
+ * trial request, a response timeout (504), 503 with no worker or past the
+ * memory budget for request bodies;
  * an operator's drain or disable per worker; counters and latency
  * histograms for /metrics. Bodies are streamed both ways: the request's
  * head goes to the worker with its first body bytes and the rest follows as

@@ -102,9 +102,11 @@ struct gs_http_request {
 struct gs_http_limits {
   size_t max_header;        /* request line + headers, bytes: more is 431 */
   size_t max_body;          /* decoded body, bytes: more is 413 */
-  unsigned read_timeout_ms; /* from a request's first byte to its last: slowloris */
+  unsigned read_timeout_ms; /* from a request's first byte to its last (a connection's first
+                               request: from the accept), slowloris and silent connections */
   unsigned idle_timeout_ms; /* keep-alive connection with nothing to read */
-  unsigned max_conns;       /* beyond it new connections are closed at once */
+  unsigned max_conns;       /* beyond it the oldest idle connection is closed to admit a new
+                               one, or the new one at once when none is idle */
 };
 /* 16 KiB headers, 64 MiB bodies, 10 s to send a request, 60 s idle, 1024 connections. */
 void gs_http_limits_default(struct gs_http_limits *l);

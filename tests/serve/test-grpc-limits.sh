@@ -32,10 +32,10 @@ gs_emu_layout all-3g.20gb
 serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 150 "$py" - "$serve_pid" "$tmp" "$asan" <<'EOF' | tee "$tmp/py.out"
-import os, re, signal, sys, time
+import os, signal, sys, time
 import grpc
 import h2raw
-from gstest import check, finish, read, wait_for
+from gstest import check, finish, port_of, read, wait_for
 
 SERVE, TMP, ASAN = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 OUT = TMP + "/serve.out"
@@ -49,11 +49,11 @@ def status(field):
     return 0
 
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-m = re.search(r"^grpc on 127\.0\.0\.1:(\d+)", read(OUT), re.M)
-check("serve starts with 2 workers and a gRPC listener", ok and m, read(OUT) + read(TMP + "/serve.err"))
-if not (ok and m):
+GPORT = port_of(OUT, "grpc on")
+check("serve starts with 2 workers and a gRPC listener", ok and GPORT,
+      read(OUT) + read(TMP + "/serve.err"))
+if not (ok and GPORT):
     finish()
-GPORT = int(m.group(1))
 rss0 = status("VmRSS")
 peak = [rss0]
 STOP = 300 * MIB  # an unbounded server is stopped being fed here

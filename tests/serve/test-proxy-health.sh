@@ -30,18 +30,16 @@ gs_emu_layout all-2g.10gb
 serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 150 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
-import json, os, re, signal, sys, threading, time, urllib.request
-from gstest import check, finish, http_status, read, wait_for
+import json, os, signal, sys, threading, time, urllib.request
+from gstest import check, finish, http_status, port_of, read, wait_for
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 3, 30)
-m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", read(OUT), re.M)
-a = re.search(r"^admin on 127\.0\.0\.1:(\d+)", read(OUT), re.M)
-check("serve starts with 3 fake workers", ok and m and a, read(OUT) + read(TMP + "/serve.err"))
-if not (ok and m and a):
+PORT, ADMIN = port_of(OUT, "listening on"), port_of(OUT, "admin on")
+check("serve starts with 3 fake workers", ok and PORT and ADMIN, read(OUT) + read(TMP + "/serve.err"))
+if not (ok and PORT and ADMIN):
     finish()
-PORT, ADMIN = int(m.group(1)), int(a.group(1))
 
 def get():
     return http_status(PORT, "/x")

@@ -25,16 +25,16 @@ serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import os, re, signal, socket, sys, time
-from gstest import check, finish, read, wait_for
+from gstest import check, finish, port_of, read, wait_for
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 ok = wait_for(lambda: "joined the pool" in read(OUT), 30)
-m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", read(OUT), re.M)
-check("serve starts with the fake worker in its pool", ok and m, read(OUT) + read(TMP + "/serve.err"))
-if not (ok and m):
+PORT = port_of(OUT, "listening on")
+check("serve starts with the fake worker in its pool", ok and PORT,
+      read(OUT) + read(TMP + "/serve.err"))
+if not (ok and PORT):
     finish()
-PORT = int(m.group(1))
 
 def exchange(raw, secs=10):
     """Sends raw bytes, returns (status, head, body, seconds) of the answer

@@ -30,21 +30,19 @@ gs_emu_layout all-3g.20gb
 serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 150 "$py" - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
-import os, re, resource, selectors, signal, socket, sys, threading, time
+import os, resource, selectors, signal, socket, sys, threading, time
 import grpc
-from gstest import check, finish, http_status, read, wait_for
+from gstest import check, finish, http_status, port_of, read, wait_for
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", read(OUT), re.M)
-g = re.search(r"^grpc on 127\.0\.0\.1:(\d+)", read(OUT), re.M)
-check("serve starts with 2 workers", ok and m and g, read(OUT) + read(TMP + "/serve.err"))
-if not (ok and m and g):
+PORT, GPORT = port_of(OUT, "listening on"), port_of(OUT, "grpc on")
+check("serve starts with 2 workers", ok and PORT and GPORT, read(OUT) + read(TMP + "/serve.err"))
+if not (ok and PORT and GPORT):
     finish()
-PORT, GPORT = int(m.group(1)), int(g.group(1))
 N = 2000
 
 # ---- the idle crowd, kept at N per port ----
