@@ -526,6 +526,66 @@ static void test_max_conns_per_listener(void **state)
   env_free(&e);
 }
 
+/* Turns the loop until the server closes fd; true when it did within 5 s
+ * and sent an HTTP/2 GOAWAY frame first (the frames' types are read from
+ * what arrived, which must be whole frames). */
+static bool closed_by_server(struct env *e, int fd, bool *goaway)
+{
+  uint64_t deadline = gs_loop_now_us() + 5000000;
+  unsigned char buf[4096];
+  size_t len = 0;
+  *goaway = false;
+  while (gs_loop_now_us() < deadline) {
+    ssize_t n;
+    gs_loop_run_once(e->loop, 10);
+    n = recv(fd, buf + len, sizeof(buf) - len, MSG_DONTWAIT);
+    if (n > 0)
+      len += (size_t)n;
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+      for (size_t o = 0; o + 9 <= len; o += 9 + ((size_t)buf[o] << 16 | buf[o + 1] << 8 | buf[o + 2]))
+        *goaway |= buf[o + 3] == 7;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The timeouts of both listeners (200 ms here): an HTTP connection that
+ * sends nothing and an HTTP/2 one without preface are closed at the head
+ * timeout; an HTTP/2 one that sent its preface and SETTINGS but no call
+ * gets GOAWAY at the idle timeout. */
+static void test_listener_timeouts(void **state)
+{
+  static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
+  struct gs_proxy_config cfg = {.nworkers = 1};
+  struct gs_proxy_grpc *g;
+  struct gs_err err = {0};
+  struct env e;
+  unsigned gport;
+  int gfd, h, c1, c2;
+  bool goaway;
+  (void)state;
+  gs_http_limits_default(&cfg.limits);
+  cfg.limits.read_timeout_ms = cfg.limits.idle_timeout_ms = 200;
+  env_init(&e, &cfg);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
+  assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
+  h = dial(e.port);
+  c1 = dial(gport);
+  c2 = dial(gport);
+  assert_int_equal(send(c2, preface, sizeof(preface) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(preface) - 1);
+  assert_true(closed_by_server(&e, h, &goaway));
+  assert_true(closed_by_server(&e, c1, &goaway));
+  assert_false(goaway); /* no preface: nothing more is said to it */
+  assert_true(closed_by_server(&e, c2, &goaway));
+  assert_true(goaway);
+  close(h);
+  close(c1);
+  close(c2);
+  gs_proxy_grpc_free(g);
+  env_free(&e);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -538,6 +598,7 @@ int main(void)
       cmocka_unit_test(test_admin),
       cmocka_unit_test(test_admin_token),
       cmocka_unit_test(test_max_conns_per_listener),
+      cmocka_unit_test(test_listener_timeouts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
