@@ -3,8 +3,10 @@
  * the gRPC framing and protobuf-c's decoding into the emulated worker's
  * handlers (instant mode), split in two reads at a point the input chooses.
  * An odd first byte prepends the client preface so frames are reached
- * quickly. A crash, leak or sanitizer report is a finding; every input must
- * end the connection (GOAWAY) or leave it waiting for more. */
+ * quickly. Messages are held under a budget of the target's own (as the
+ * proxy gives its HTTP/2 server one), which must be whole again once the
+ * connection is gone. A crash, leak or sanitizer report is a finding; every
+ * input must end the connection (GOAWAY) or leave it waiting for more. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct gs_loop *loop;
 static struct gs_serve_worker *worker;
 static struct gs_grpc_server *grpc;
+static struct gs__budget budget = {.max = 4u << 20}; /* small: its refusal is reachable */
 
 static void setup(void)
 {
@@ -29,6 +32,7 @@ static void setup(void)
     abort();
   }
   gs_serve_worker_attach(worker, loop);
+  gs__h2_server_budget(gs__grpc_worker_h2(grpc), &budget);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -53,6 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gs__h2_conn_free(c); /* still open: waiting for more that never comes */
   if (gs_h2_server_conns(h2) != 0) {
     fprintf(stderr, "fuzz-h2: a connection outlived its input\n");
+    abort();
+  }
+  if (gs__budget_used(&budget) != 0) {
+    fprintf(stderr, "fuzz-h2: %zu bytes of the budget outlived their connection\n",
+            gs__budget_used(&budget));
     abort();
   }
   return 0;

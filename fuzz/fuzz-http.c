@@ -3,7 +3,9 @@
  * limits and chunked decoding into the emulated KServe worker's handler (in
  * instant mode), split in two reads at a point the input chooses, then EOF;
  * then the same bytes through a streaming server (the proxy's mode: bodies
- * handed over as they arrive, answers in chunks).
+ * handed over as they arrive, answers in chunks). The same bytes also go
+ * to the strict chunked decoder alone (http1.c), whole and then in two
+ * pieces, which must decode alike, and to the Connection-list matching.
  * A crash, leak or sanitizer report is a finding; every input must end the
  * connection cleanly or leave it waiting for more. */
 #include <stdint.h>
@@ -77,6 +79,47 @@ static void feed(struct gs_http_server *s, const uint8_t *data, size_t size, siz
   }
 }
 
+/* Decodes data as a chunked body into out (size bytes at least): the
+ * decoder's result, *n the data bytes decoded, *left what followed the end. */
+static ssize_t decode(struct gs__chunked *d, const uint8_t *data, size_t size, char *out,
+                      size_t *n)
+{
+  memcpy(out, data, size);
+  *n = size;
+  return gs__chunked_decode(d, out, n, 1u << 16);
+}
+
+/* The decoder fed the input whole and in two pieces must agree: the same
+ * outcome, the same data bytes, the same count after the body's end. */
+static void chunked_pieces(const uint8_t *data, size_t size, size_t split)
+{
+  struct gs__chunked a, b;
+  char *whole = malloc(size + 1), *one = malloc(size + 1), *two = malloc(size + 1);
+  size_t nw, n1, n2 = 0;
+  ssize_t rw, r1, r2 = GS__CHUNK_MORE;
+  bool ok;
+  gs__chunked_init(&a);
+  gs__chunked_init(&b);
+  rw = decode(&a, data, size, whole, &nw);
+  r1 = decode(&b, data, split, one, &n1);
+  if (r1 == GS__CHUNK_MORE)
+    r2 = decode(&b, data + split, size - split, two, &n2);
+  else if (r1 >= 0)
+    r1 += (ssize_t)(size - split); /* the second piece follows the end */
+  r1 = r1 == GS__CHUNK_MORE ? r2 : r1;
+  ok = r1 == rw;
+  if (ok && (rw >= 0 || rw == GS__CHUNK_MORE)) /* on an error what was decoded does not count */
+    ok = n1 + n2 == nw && memcmp(whole, one, n1) == 0 && memcmp(whole + n1, two, n2) == 0;
+  if (!ok) {
+    fprintf(stderr, "fuzz-http: the chunked decoder gives %zd whole, %zd in pieces\n", rw, r1);
+    abort();
+  }
+  (void)gs__http_list_has((const char *)data, size, "close", 5);
+  free(whole);
+  free(one);
+  free(two);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   size_t split;
@@ -88,5 +131,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   data++, size--;
   feed(srv, data, size, split);
   feed(ssrv, data, size, split);
+  chunked_pieces(data, size, split);
   return 0;
 }

@@ -379,7 +379,7 @@ int gs__grpc_worker_new(struct gs_err *err, struct gs_loop *loop, struct gs_serv
   if (!g)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating the gRPC server");
   g->w = w;
-  if ((rc = gs_h2_server_new(err, loop, 0, handle, g, &g->h2)) != 0 ||
+  if ((rc = gs_h2_server_new(err, loop, NULL, handle, g, &g->h2)) != 0 ||
       (fd >= 0 && (rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0)) {
     gs__grpc_worker_free(g);
     return rc;

@@ -7,7 +7,8 @@
  * any response frame; the client gets UNAVAILABLE (no worker, or a worker
  * lost mid-answer), RESOURCE_EXHAUSTED (every worker at its limit) or
  * DEADLINE_EXCEEDED (its grpc-timeout, or the worker timeout). Messages are
- * buffered whole both ways. */
+ * buffered whole both ways: a request in the client call's own buffer
+ * (h2.c, under the proxy's memory budget), sent on from there. */
 #include "serve/internal.h"
 
 #include <errno.h>
@@ -39,11 +40,13 @@ struct gcall {
   struct gs_h2_call *client;
   char path[256];
   size_t path_len;
-  uint8_t *req; /* the framed request message, as sent upstream */
+  const uint8_t *req; /* the framed request message, as sent upstream (the client
+                       * call's: it stays until the call is answered) */
   size_t req_len, req_off;
   uint64_t start_us, deadline_us, timer;
   bool worker_deadline; /* the deadline is the worker timeout, not the client's */
   size_t w;
+  unsigned trial; /* the worker's trial this call is, 0 if none (gs__proxy_acquire) */
   bool acquired, retried, responded;
   struct upsess *up;
   int32_t sid;
@@ -102,7 +105,7 @@ static void up_unlink(struct gcall *c)
 static void release(struct gcall *c, enum gs__proxy_outcome o)
 {
   if (c->acquired)
-    gs__proxy_release(c->g->p, c->w, o, gs_loop_now_us() - c->start_us);
+    gs__proxy_release(c->g->p, c->w, o, gs_loop_now_us() - c->start_us, c->trial);
   c->acquired = false;
 }
 
@@ -132,7 +135,6 @@ static void finish(struct gcall *c, int status, const void *msg, size_t len, con
   if (c->next)
     c->next->prev = c->prev;
   gs_h2_call_reply(c->client, status, msg, len, text);
-  free(c->req);
   free(c->resp);
   free(c);
 }
@@ -473,7 +475,7 @@ static void dispatch(struct gcall *c, size_t avoid)
   struct gs_super_info si;
   char timeout[24];
   uint64_t now = gs_loop_now_us();
-  int rc = gs__proxy_acquire(g->p, avoid, &c->w);
+  int rc = gs__proxy_acquire(g->p, avoid, &c->w, &c->trial);
   struct upsess *u;
   if (rc != 0) {
     if (rc == GS_E_IN_USE)
@@ -521,8 +523,7 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
   struct gcall *c = calloc(1, sizeof(*c));
   uint64_t now = gs_loop_now_us();
   uint64_t wt = gs__proxy_config(g->p)->worker_timeout_ms * 1000ull;
-  if (!c || !(c->req = malloc(req->msg_len + 5))) {
-    free(c);
+  if (!c) {
     gs_h2_call_reply(client, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory");
     return;
   }
@@ -531,10 +532,7 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
   c->start_us = now;
   memcpy(c->path, req->path, req->path_len);
   c->path_len = req->path_len;
-  c->req[0] = 0;
-  c->req[1] = (uint8_t)(req->msg_len >> 24), c->req[2] = (uint8_t)(req->msg_len >> 16);
-  c->req[3] = (uint8_t)(req->msg_len >> 8), c->req[4] = (uint8_t)req->msg_len;
-  memcpy(c->req + 5, req->msg, req->msg_len);
+  c->req = req->msg - 5; /* the prefix is in front: sent on as it came, not copied */
   c->req_len = req->msg_len + 5;
   c->worker_deadline = !req->deadline_us || req->deadline_us > now + wt;
   c->deadline_us = c->worker_deadline ? now + wt : req->deadline_us;
@@ -573,12 +571,13 @@ int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy 
   g->loop = loop;
   g->p = p;
   g->super = super;
-  if ((rc = gs_h2_server_new(err, loop, 0, handle, g, &g->h2)) != 0) {
+  /* its own connection limit (--max-conns, counted apart from HTTP's), the
+   * HTTP side's timeouts, and one memory budget for both sides' bodies */
+  if ((rc = gs_h2_server_new(err, loop, &gs__proxy_config(p)->limits, handle, g, &g->h2)) != 0) {
     gs_proxy_grpc_free(g);
     return rc;
   }
-  /* --max-conns counts gRPC and HTTP clients together */
-  gs__h2_server_share_conns(g->h2, gs__proxy_conns(p));
+  gs__h2_server_budget(g->h2, gs__proxy_budget(p));
   if ((rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
     gs_proxy_grpc_free(g);
     return rc;

@@ -4,7 +4,16 @@
  * headers and length-prefixed message, hands whole calls to a handler and
  * sends its answer as HEADERS, DATA and trailers (grpc-status, grpc-message).
  * A malformed peer gets GOAWAY with nghttp2's error code, then the socket
- * closes. The worker's service (grpc.c) sits on it. */
+ * closes. The worker's service (grpc.c) sits on it.
+ * Memory: a message is held whole, so the window is granted by hand
+ * (nghttp2's no_auto_window_update): a stream's 5-byte prefix tells its
+ * length, which is reserved from the connection's share and the budget
+ * before any more of it is taken (RESOURCE_EXHAUSTED at once when either is
+ * short), and the stream is granted window only up to that length. Bytes
+ * that are not held (a refused stream's) are consumed at once. A client
+ * that sends no preface and SETTINGS, or no whole message, within the read
+ * timeout is cut off; so is a connection idle past the idle timeout, and the
+ * oldest idle one when the connection limit is full. */
 #include "serve/internal.h"
 
 #include <errno.h>
@@ -15,30 +24,39 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* One gRPC message at most this long (gRPC's own default is 4 MiB; ours
- * takes 600 KB tensors with room): more is RESOURCE_EXHAUSTED. */
-#define MAX_MESSAGE (64u << 20)
 /* Per-stream and connection receive windows: large tensors flow without
- * waiting for a WINDOW_UPDATE every 64 KiB. */
+ * waiting for a WINDOW_UPDATE every 64 KiB. The stream's is granted up
+ * front; a message's bytes beyond its own length are never taken. */
 #define STREAM_WINDOW (1 << 20)
 #define CONN_WINDOW (16 << 20)
-#define MAX_STREAMS 1024
+
+enum { ST_DEADLINE_EXCEEDED = 4, ST_RESOURCE_EXHAUSTED = 8, ST_INTERNAL = 13 };
 
 struct gs_h2_server {
   struct gs_loop *loop;
+  struct gs_http_limits lim;
   gs_h2_handler_fn *fn;
   void *ctx;
   int listen_fd;
-  struct gs__conns own, *limit; /* limit: &own, or shared (gs__h2_server_share_conns) */
+  struct gs__conns limit;
+  struct gs__budget own_budget, *budget; /* budget: &own_budget, or shared */
   struct gs_h2_conn *conns;
+  struct gs__idle_list idle;
 };
+
+enum conn_timer { T_NONE, T_HEAD, T_IDLE };
 
 struct gs_h2_conn {
   struct gs_h2_server *srv;
   struct gs_h2_conn *prev, *next;
+  struct gs__idle_node idle; /* on the server's idle list: no call, nothing to send */
   int fd; /* -1: in memory (fuzzing) */
   nghttp2_session *ng;
   struct gs_h2_call *calls;
+  uint64_t timer;
+  enum conn_timer timer_kind;
+  size_t held;     /* bytes reserved by its calls' messages */
+  bool settings;   /* the client's preface and SETTINGS arrived */
   bool busy;  /* inside nghttp2's receive: answers wait for its end to be sent */
   bool dead;  /* freed when busy ends */
 };
@@ -51,18 +69,50 @@ struct gs_h2_call {
   char path[256];
   size_t path_len;
   uint64_t deadline_us;
-  uint8_t *in;
-  size_t in_len, in_cap;
+  uint64_t timer;      /* the message's read timeout, until it is whole */
+  uint8_t pfx[5];      /* the message's prefix while it comes in pieces */
+  size_t pfx_len;
+  uint8_t *in;         /* the framed message, need bytes reserved */
+  size_t in_len, need;
+  size_t granted;      /* stream window given back so far (the prefix's bytes too) */
+  struct gs__budget *budget; /* where need was taken from (0 taken: NULL) */
   uint8_t *out; /* the answer's DATA: 5-byte prefix + message */
   size_t out_len, out_off;
   char status[12], message[256];
 };
+
+/* ---- calls and their memory ---- */
+
+/* Gives back what k's message holds: its buffer, its budget bytes and its
+ * share of the connection's. */
+static void call_release(struct gs_h2_call *k)
+{
+  if (k->budget) {
+    gs__budget_put(k->budget, k->need);
+    if (k->conn)
+      k->conn->held -= k->need;
+    k->budget = NULL;
+  }
+  free(k->in);
+  k->in = NULL;
+  k->in_len = 0;
+}
+
+static void call_timer_stop(struct gs_h2_call *k)
+{
+  if (k->timer && k->conn)
+    gs_loop_timer_del(k->conn->srv->loop, k->timer);
+  k->timer = 0;
+}
 
 static void call_unlink(struct gs_h2_call *k)
 {
   struct gs_h2_conn *c = k->conn;
   if (!c)
     return;
+  call_timer_stop(k);
+  if (k->budget) /* its share of the connection goes with it; the budget's stays */
+    c->held -= k->need;
   if (k->prev)
     k->prev->next = k->next;
   else
@@ -76,9 +126,22 @@ static void call_unlink(struct gs_h2_call *k)
 static void call_free(struct gs_h2_call *k)
 {
   call_unlink(k);
-  free(k->in);
+  call_release(k);
   free(k->out);
   free(k);
+}
+
+static void idle_unlink(struct gs_h2_conn *c)
+{
+  gs__idle_set(&c->srv->idle, &c->idle, false);
+}
+
+static void conn_timer_stop(struct gs_h2_conn *c)
+{
+  if (c->timer)
+    gs_loop_timer_del(c->srv->loop, c->timer);
+  c->timer = 0;
+  c->timer_kind = T_NONE;
 }
 
 static void conn_free(struct gs_h2_conn *c)
@@ -88,6 +151,8 @@ static void conn_free(struct gs_h2_conn *c)
     c->dead = true;
     return;
   }
+  idle_unlink(c);
+  conn_timer_stop(c);
   nghttp2_session_del(c->ng);
   while (c->calls) {
     struct gs_h2_call *k = c->calls;
@@ -103,9 +168,54 @@ static void conn_free(struct gs_h2_conn *c)
     c->next->prev = c->prev;
   if (c->fd >= 0) { /* accepted, so counted */
     gs_loop_close_fd(s->loop, c->fd);
-    gs__conns_put(s->limit);
+    gs__conns_put(&s->limit);
   }
   free(c);
+}
+
+/* ---- connection timers and the idle list ---- */
+
+/* GOAWAY (no new stream; the client may retry the ones after the last we
+ * took), then the socket closes: an idle connection's end. */
+static void conn_goaway_close(struct gs_h2_conn *c)
+{
+  nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->ng),
+                        NGHTTP2_NO_ERROR, NULL, 0);
+  (void)nghttp2_session_send(c->ng);
+  conn_free(c);
+}
+
+static int64_t on_conn_timeout(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct gs_h2_conn *c = data;
+  (void)loop;
+  (void)id;
+  c->timer = 0;
+  c->timer_kind = T_NONE;
+  if (c->settings)
+    conn_goaway_close(c); /* idle past the idle timeout */
+  else
+    conn_free(c); /* no preface and SETTINGS in time: nothing to say to it */
+  return GS_LOOP_TIMER_DONE;
+}
+
+/* The connection's one timer: the head timeout until the client's SETTINGS,
+ * then the idle timeout while no call is under way; and its place on the
+ * idle list (no call, nothing to send), the eviction order. */
+static void conn_update(struct gs_h2_conn *c)
+{
+  struct gs_h2_server *s = c->srv;
+  enum conn_timer want = !c->settings ? T_HEAD : c->calls ? T_NONE : T_IDLE;
+  if (c->fd < 0)
+    return;
+  if (want != c->timer_kind && want != T_HEAD) { /* the head timer runs from the accept */
+    conn_timer_stop(c);
+    if (want == T_IDLE)
+      c->timer = gs_loop_timer_add(s->loop, (uint64_t)s->lim.idle_timeout_ms * 1000u,
+                                   on_conn_timeout, c);
+    c->timer_kind = want;
+  }
+  gs__idle_set(&s->idle, &c->idle, !c->calls && !nghttp2_session_want_write(c->ng));
 }
 
 static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
@@ -131,6 +241,7 @@ static bool conn_flush(struct gs_h2_conn *c)
     else
       gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
   }
+  conn_update(c);
   return true;
 }
 
@@ -153,6 +264,34 @@ static ssize_t on_send(nghttp2_session *ng, const uint8_t *data, size_t len, int
   return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
+void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t len,
+                      const char *message);
+
+/* Answers k before its message is whole (refused, or too slow): its memory
+ * goes now, and bytes still coming for it are dropped; once the answer is
+ * out, RST_STREAM (on_frame_send) tells the client to stop sending. */
+static void refuse(struct gs_h2_call *k, int status, const char *message)
+{
+  call_timer_stop(k);
+  call_release(k);
+  k->dispatched = true;
+  gs_h2_call_reply(k, status, NULL, 0, message);
+}
+
+static int64_t on_call_timeout(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct gs_h2_call *k = data;
+  struct gs_h2_conn *c = k->conn;
+  char msg[96];
+  (void)loop;
+  (void)id;
+  k->timer = 0;
+  snprintf(msg, sizeof(msg), "the request message did not arrive whole within %u ms",
+           c->srv->lim.read_timeout_ms);
+  refuse(k, ST_DEADLINE_EXCEEDED, msg); /* flushed there: k may be gone */
+  return GS_LOOP_TIMER_DONE;
+}
+
 static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *user)
 {
   struct gs_h2_conn *c = user;
@@ -168,6 +307,9 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
     c->calls->prev = k;
   c->calls = k;
   nghttp2_session_set_stream_user_data(ng, k->id, k);
+  if (c->fd >= 0) /* its message must be whole within the read timeout */
+    k->timer = gs_loop_timer_add(c->srv->loop, (uint64_t)c->srv->lim.read_timeout_ms * 1000u,
+                                 on_call_timeout, k);
   return 0;
 }
 
@@ -212,30 +354,76 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
   return 0;
 }
 
+/* The 5-byte prefix of k's message is in: its length is reserved from the
+ * connection's share and the budget, or the call is refused at once.
+ * False when it was refused. */
+static bool reserve(struct gs_h2_call *k, const uint8_t *pfx)
+{
+  struct gs_h2_conn *c = k->conn;
+  struct gs_h2_server *s = c->srv;
+  uint32_t n = (uint32_t)pfx[1] << 24 | (uint32_t)pfx[2] << 16 | (uint32_t)pfx[3] << 8 | pfx[4];
+  char msg[160];
+  if (n > GS_H2_MAX_MESSAGE) {
+    snprintf(msg, sizeof(msg), "the request message is %u bytes; at most %u are accepted", n,
+             GS_H2_MAX_MESSAGE);
+  } else if (c->held + n + 5 > GS_H2_CONN_HELD) {
+    snprintf(msg, sizeof(msg), "this connection holds %zu bytes of requests already; at most "
+             "%u at once (send it when earlier calls are answered)", c->held, GS_H2_CONN_HELD);
+  } else if (!gs__budget_take(s->budget, (size_t)n + 5)) {
+    snprintf(msg, sizeof(msg), "the server holds %zu MiB of requests (its limit); retry later",
+             gs__budget_used(s->budget) >> 20);
+  } else if (!(k->in = malloc((size_t)n + 5))) {
+    gs__budget_put(s->budget, (size_t)n + 5);
+    snprintf(msg, sizeof(msg), "out of memory");
+  } else {
+    k->need = (size_t)n + 5;
+    k->budget = s->budget;
+    c->held += k->need;
+    return true;
+  }
+  refuse(k, ST_RESOURCE_EXHAUSTED, msg);
+  return false;
+}
+
+/* Takes len bytes of k's message (the call is refused if they pass its
+ * length). Window is granted back for the bytes taken, and for nothing
+ * else: they are held under the reservation. nghttp2 sends the update once
+ * half the stream's window is consumed, so the client always has room to
+ * go on; what it may send beyond the message (at most the window given up
+ * front) is never held. */
+static void take_data(struct gs_h2_call *k, const uint8_t *data, size_t len)
+{
+  if (!k->in) { /* the prefix first, maybe in pieces */
+    size_t n = len < 5 - k->pfx_len ? len : 5 - k->pfx_len;
+    memcpy(k->pfx + k->pfx_len, data, n);
+    k->pfx_len += n;
+    if (k->pfx_len < 5 || !reserve(k, k->pfx))
+      return;
+    memcpy(k->in, k->pfx, 5);
+    k->in_len = 5;
+    data += n, len -= n;
+  }
+  if (len > k->need - k->in_len) {
+    refuse(k, ST_INTERNAL, "the request is not exactly one gRPC message");
+    return;
+  }
+  memcpy(k->in + k->in_len, data, len);
+  k->in_len += len;
+  nghttp2_session_consume_stream(k->conn->ng, k->id, k->in_len - k->granted);
+  k->granted = k->in_len;
+}
+
 static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
                    size_t len, void *user)
 {
   struct gs_h2_call *k = nghttp2_session_get_stream_user_data(ng, id);
   (void)flags;
   (void)user;
-  if (!k || k->bad)
-    return 0;
-  if (k->in_len + len > MAX_MESSAGE + 5) {
-    k->bad = true; /* answered RESOURCE_EXHAUSTED at END_STREAM */
-    return 0;
-  }
-  if (k->in_len + len > k->in_cap) {
-    size_t cap = k->in_cap ? k->in_cap : 4096;
-    uint8_t *p;
-    while (cap < k->in_len + len)
-      cap *= 2;
-    if (!(p = realloc(k->in, cap)))
-      return NGHTTP2_ERR_CALLBACK_FAILURE;
-    k->in = p;
-    k->in_cap = cap;
-  }
-  memcpy(k->in + k->in_len, data, len);
-  k->in_len += len;
+  if (k && !k->dispatched && !k->bad)
+    take_data(k, data, len);
+  /* held bytes are reserved and dropped ones gone: the connection's window
+   * comes back at once either way (the per-stream window is the bound) */
+  nghttp2_session_consume_connection(ng, len);
   return 0;
 }
 
@@ -244,38 +432,51 @@ static void dispatch(struct gs_h2_call *k)
 {
   struct gs_h2_request req = {.path = k->path, .path_len = k->path_len,
                               .deadline_us = k->deadline_us};
-  uint32_t n;
+  call_timer_stop(k);
   k->dispatched = true;
   if (k->bad) {
-    gs_h2_call_reply(k, 8, NULL, 0, "request too large or its :path too long");
+    gs_h2_call_reply(k, ST_RESOURCE_EXHAUSTED, NULL, 0, "the request's :path is too long");
     return;
   }
   if (k->in_len < 5 || k->in[0] != 0) {
-    gs_h2_call_reply(k, k->in_len >= 5 ? 12 : 13, NULL, 0,
+    gs_h2_call_reply(k, k->in_len >= 5 ? 12 : ST_INTERNAL, NULL, 0,
                      k->in_len >= 5 ? "compressed messages are not supported (no grpc-encoding)"
                                     : "the request holds no gRPC message (5-byte prefix)");
     return;
   }
-  n = (uint32_t)k->in[1] << 24 | (uint32_t)k->in[2] << 16 | (uint32_t)k->in[3] << 8 | k->in[4];
-  if (n != k->in_len - 5) {
-    gs_h2_call_reply(k, 13, NULL, 0, "the request is not exactly one gRPC message");
+  if (k->in_len != k->need) {
+    gs_h2_call_reply(k, ST_INTERNAL, NULL, 0, "the request is not exactly one gRPC message");
     return;
   }
   req.msg = k->in + 5;
-  req.msg_len = n;
+  req.msg_len = k->need - 5;
   k->conn->srv->fn(k->conn->srv->ctx, k, &req);
 }
 
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user)
 {
+  struct gs_h2_conn *c = user;
   struct gs_h2_call *k;
-  (void)user;
+  if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK))
+    c->settings = true; /* the handshake is done: the head timeout no longer applies */
   if ((f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS) ||
       !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
     return 0;
   k = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
   if (k && !k->dispatched)
     dispatch(k);
+  return 0;
+}
+
+/* An answer that ended while its request still comes (refused early): the
+ * client is told to stop sending it (RST_STREAM NO_ERROR, RFC 9113 §8.1). */
+static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *user)
+{
+  (void)user;
+  if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+      (f->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
+      nghttp2_session_get_stream_remote_close(ng, f->hd.stream_id) == 0)
+    nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_NO_ERROR);
   return 0;
 }
 
@@ -368,39 +569,59 @@ void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t 
 
 /* ---- connections ---- */
 
-static struct gs_h2_conn *conn_new(struct gs_h2_server *s, int fd)
+/* nghttp2 with our callbacks, the window granted by hand (take_data). */
+static int session_new(struct gs_h2_conn *c)
 {
-  struct gs_h2_conn *c = calloc(1, sizeof(*c));
   nghttp2_session_callbacks *cb;
-  nghttp2_settings_entry iv[] = {
-      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS},
-      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW},
-  };
-  if (!c || nghttp2_session_callbacks_new(&cb) != 0) {
-    free(c);
-    return NULL;
+  nghttp2_option *opt;
+  int rc;
+  if (nghttp2_session_callbacks_new(&cb) != 0)
+    return -1;
+  if (nghttp2_option_new(&opt) != 0) {
+    nghttp2_session_callbacks_del(cb);
+    return -1;
   }
   nghttp2_session_callbacks_set_send_callback(cb, on_send);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
   nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+  nghttp2_option_set_no_auto_window_update(opt, 1);
+  rc = nghttp2_session_server_new2(&c->ng, cb, c, opt);
+  nghttp2_option_del(opt);
+  nghttp2_session_callbacks_del(cb);
+  return rc;
+}
+
+static struct gs_h2_conn *conn_new(struct gs_h2_server *s, int fd)
+{
+  struct gs_h2_conn *c = calloc(1, sizeof(*c));
+  nghttp2_settings_entry iv[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GS_H2_MAX_STREAMS},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW},
+  };
+  if (!c)
+    return NULL;
   c->srv = s;
   c->fd = fd;
-  if (nghttp2_session_server_new(&c->ng, cb, c) != 0 ||
+  if (session_new(c) != 0 ||
       nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, GS_NITEMS(iv)) != 0 ||
       nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, CONN_WINDOW) != 0) {
-    nghttp2_session_callbacks_del(cb);
     nghttp2_session_del(c->ng);
     free(c);
     return NULL;
   }
-  nghttp2_session_callbacks_del(cb);
   c->next = s->conns;
   if (s->conns)
     s->conns->prev = c;
   s->conns = c;
+  if (fd >= 0) { /* the preface and SETTINGS must come within the head timeout */
+    c->timer = gs_loop_timer_add(s->loop, (uint64_t)s->lim.read_timeout_ms * 1000u,
+                                 on_conn_timeout, c);
+    c->timer_kind = T_HEAD;
+  }
   return c;
 }
 
@@ -446,26 +667,49 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
   }
 }
 
+/* gs__accept's evict_fn: the oldest idle connection goes (GOAWAY) to admit a
+ * new one when the limit is full; one whose next frames already wait in its
+ * socket is not idle. False when none is idle. */
+static bool evict_idle(void *ctx)
+{
+  struct gs_h2_server *s = ctx;
+  char b;
+  while (s->idle.first) {
+    struct gs_h2_conn *c =
+        (struct gs_h2_conn *)((char *)s->idle.first - offsetof(struct gs_h2_conn, idle));
+    if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+      idle_unlink(c); /* read at its next event */
+      continue;
+    }
+    conn_goaway_close(c);
+    return true;
+  }
+  return false;
+}
+
 static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_h2_server *s = data;
   int cfd;
   (void)mask;
-  while ((cfd = gs__accept(fd, s->limit)) >= 0) {
+  while ((cfd = gs__accept(fd, &s->limit, evict_idle, s)) >= 0) {
     struct gs_h2_conn *c = conn_new(s, cfd);
     if (!c) {
-      gs__conns_put(s->limit);
+      gs__conns_put(&s->limit);
       close(cfd);
       continue;
     }
-    if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0 || !conn_flush(c))
-      continue; /* conn_flush freed it on error; a failed add leaves it to the free below */
+    if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0) {
+      conn_free(c);
+      continue;
+    }
+    (void)conn_flush(c); /* our SETTINGS; on error it freed c */
   }
 }
 
 /* ---- server ---- */
 
-int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, unsigned max_conns,
+int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
                      gs_h2_handler_fn *fn, void *ctx, struct gs_h2_server **out)
 {
   struct gs_h2_server *s = calloc(1, sizeof(*s));
@@ -473,18 +717,23 @@ int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, unsigned max_conn
   if (!s)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating an HTTP/2 server");
   s->loop = loop;
+  if (l)
+    s->lim = *l;
+  else
+    gs_http_limits_default(&s->lim);
   s->fn = fn;
   s->ctx = ctx;
   s->listen_fd = -1;
-  s->own.max = max_conns ? max_conns : 1024;
-  s->limit = &s->own;
+  s->limit.max = s->lim.max_conns;
+  s->own_budget.max = GS_H2_BUDGET;
+  s->budget = &s->own_budget;
   *out = s;
   return 0;
 }
 
-void gs__h2_server_share_conns(struct gs_h2_server *s, struct gs__conns *lim)
+void gs__h2_server_budget(struct gs_h2_server *s, struct gs__budget *b)
 {
-  s->limit = lim;
+  s->budget = b;
 }
 
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd)

@@ -1,7 +1,8 @@
 /* http.c: a small HTTP/1.1 server on the serve loop: picohttpparser for the
- * request head and chunked bodies, keep-alive, pipelined requests answered
- * in order, limits (431, 413, 400, slowloris timeout) and Content-Length
- * responses. It knows nothing of KServe; the worker (worker.c) and the load
+ * request head, http1.c's strict decoder for chunked bodies, keep-alive,
+ * pipelined requests answered in order, limits (431, 413, 400, 505, the
+ * head and slowloris timeouts; when the connection limit is full the oldest
+ * idle connection goes) and Content-Length responses. It knows nothing of KServe; the worker (worker.c) and the load
  * balancer put their handlers on top. A streaming server (the proxy's) hands
  * request bodies over as they arrive, with a pause for backpressure, and
  * takes responses in pieces (Content-Length or chunked). */
@@ -58,10 +59,12 @@ struct gs_http_conn {
   size_t method_off, path_off, hoff[GS_HTTP_MAX_HEADERS][2];
   size_t head_len, content_length, body_done, consumed;
   bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
-  union chunk_decoder dec;
+  struct gs__chunked dec;
   void *user; /* gs_http_bind: given to the body and drain callbacks */
   char *direct; /* body bytes just read into the handler's space (buf_fn), not into `in` */
   size_t direct_len;
+  const char *why; /* the message of a request error, when more precise than its status's */
+  struct gs__idle_node idle; /* on the server's idle list: waiting for a request, nothing to send */
 };
 
 struct gs_http_server {
@@ -78,6 +81,7 @@ struct gs_http_server {
   int listen_fd;
   unsigned nconns; /* written by the server's thread, read by any (relaxed atomics) */
   struct gs_http_conn *conns;
+  struct gs__idle_list idle;
 };
 
 static bool process(struct gs_http_conn *c);
@@ -107,6 +111,7 @@ const char *gs_http_reason(int status)
   case 501: return "Not Implemented";
   case 503: return "Service Unavailable";
   case 504: return "Gateway Timeout";
+  case 505: return "HTTP Version Not Supported";
   default: return "Unknown";
   }
 }
@@ -160,13 +165,33 @@ static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
     s->conns->prev = c;
   s->conns = c;
   __atomic_store_n(&s->nconns, s->nconns + 1, __ATOMIC_RELAXED);
-  timer_start(c, s->lim.idle_timeout_ms);
+  /* A new connection has the head timeout from its accept, not the
+   * keep-alive idle timeout: one that never sends a request goes then. */
+  c->flags |= F_TIMED;
+  timer_start(c, s->lim.read_timeout_ms);
   return c;
+}
+
+/* ---- idle connections: the oldest go first when the limit is full ---- */
+
+static void idle_unlink(struct gs_http_conn *c)
+{
+  gs__idle_set(&c->srv->idle, &c->idle, false);
+}
+
+/* Keeps c on the idle list while it waits for a request's first byte with
+ * nothing to send (new, or kept alive after an answer). */
+static void idle_update(struct gs_http_conn *c)
+{
+  gs__idle_set(&c->srv->idle, &c->idle,
+               c->fd >= 0 && c->state == ST_HEAD && c->in_len == 0 && c->out_off == c->out_len &&
+                   !(c->flags & (F_CLOSE_AFTER | F_DEAD | F_PEER_EOF)));
 }
 
 static void conn_free(struct gs_http_conn *c)
 {
   struct gs_http_server *s = c->srv;
+  idle_unlink(c);
   timer_stop(c);
   if (c->fd >= 0)
     gs_loop_close_fd(s->loop, c->fd);
@@ -195,6 +220,7 @@ static void conn_close(struct gs_http_conn *c)
     return;
   }
   timer_stop(c);
+  idle_unlink(c);
   if (c->fd >= 0)
     gs_loop_close_fd(c->srv->loop, c->fd);
   c->fd = -1;
@@ -285,6 +311,7 @@ static void linger_or_close(struct gs_http_conn *c)
     return;
   }
   c->state = ST_LINGER;
+  idle_unlink(c);
   shutdown(c->fd, SHUT_WR);
   gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
   if (gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_READABLE, on_io, c) != 0) {
@@ -311,6 +338,7 @@ static bool conn_flush(struct gs_http_conn *c)
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      idle_update(c);
       if (gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_WRITABLE, on_io, c) == 0)
         return true;
       conn_close(c);
@@ -336,6 +364,7 @@ static bool conn_flush(struct gs_http_conn *c)
     linger_or_close(c);
     return false;
   }
+  idle_update(c);
   return true;
 }
 
@@ -348,12 +377,7 @@ static bool header_is(const struct phr_header *h, const char *name)
 
 static bool value_has_token(const struct phr_header *h, const char *tok)
 {
-  size_t n = strlen(tok);
-  for (size_t i = 0; i + n <= h->value_len; i++)
-    if (strncasecmp(h->value + i, tok, n) == 0 && (i == 0 || !isalnum((unsigned char)h->value[i - 1])) &&
-        (i + n == h->value_len || !isalnum((unsigned char)h->value[i + n])))
-      return true;
-  return false;
+  return gs__http_list_has(h->value, h->value_len, tok, strlen(tok));
 }
 
 /* Digits only, no overflow: a lenient Content-Length invites request smuggling. */
@@ -375,6 +399,11 @@ static bool parse_length(const char *s, size_t n, size_t *out)
 static int read_framing(struct gs_http_conn *c, const struct phr_header *h, size_t nh)
 {
   bool has_cl = false, expect = false;
+  unsigned hosts = 0;
+  /* RFC 9112 §2.3: we speak 1.0 and 1.1 (picohttpparser reads one minor digit) */
+  if (c->req.minor_version > 1)
+    return 505;
+  c->why = NULL;
   c->keep_alive = c->req.minor_version >= 1;
   c->chunked = false;
   c->content_length = 0;
@@ -396,7 +425,15 @@ static int read_framing(struct gs_http_conn *c, const struct phr_header *h, size
       c->content_length = v;
     } else if (header_is(&h[i], "expect")) {
       expect = value_has_token(&h[i], "100-continue");
+    } else if (header_is(&h[i], "host")) {
+      hosts++;
     }
+  }
+  /* RFC 9112 §3.2: an HTTP/1.1 request without Host, or any with two, is 400 */
+  if (hosts > 1 || (hosts == 0 && c->req.minor_version >= 1)) {
+    c->why = hosts ? "the request has more than one Host header"
+                   : "an HTTP/1.1 request needs a Host header";
+    return 400;
   }
   if (c->chunked && has_cl)
     return 400;
@@ -452,8 +489,7 @@ static int parse_head(struct gs_http_conn *c)
   c->head_len = (size_t)r;
   fill_request(c, h, nh);
   c->body_done = 0;
-  memset(&c->dec, 0, sizeof(c->dec));
-  c->dec.d.consume_trailer = 1;
+  gs__chunked_init(&c->dec);
   c->state = ST_BODY;
   return read_framing(c, h, nh);
 }
@@ -472,14 +508,12 @@ static int read_body(struct gs_http_conn *c)
   }
   raw = c->head_len + c->body_done; /* undecoded bytes start here */
   n = c->in_len - raw;
-  r = phr_decode_chunked(&c->dec.d, c->in + raw, &n);
-  if (r == -1)
-    return 400;
+  r = gs__chunked_decode(&c->dec, c->in + raw, &n, c->srv->lim.max_body);
+  if (r == GS__CHUNK_BAD || r == GS__CHUNK_TOO_BIG)
+    return r == GS__CHUNK_BAD ? 400 : 413;
   c->body_done += n;
   c->in_len = raw + n + (r > 0 ? (size_t)r : 0);
-  if (c->body_done > c->srv->lim.max_body)
-    return 413;
-  if (r == -2)
+  if (r == GS__CHUNK_MORE)
     return 1;
   c->consumed = c->head_len + c->body_done;
   return 0;
@@ -549,8 +583,9 @@ static bool stream_body(struct gs_http_conn *c)
   bool end, direct = c->direct != NULL;
   c->direct = NULL;
   if (c->chunked) {
-    if ((r = phr_decode_chunked(&c->dec.d, c->in, &n)) == -1) {
-      body_fail(c, 400);
+    r = gs__chunked_decode(&c->dec, c->in, &n, c->srv->lim.max_body);
+    if (r == GS__CHUNK_BAD || r == GS__CHUNK_TOO_BIG) {
+      body_fail(c, r == GS__CHUNK_BAD ? 400 : 413);
       return false;
     }
   } else if (n > c->content_length - c->body_done) {
@@ -595,7 +630,8 @@ static bool step(struct gs_http_conn *c)
 {
   static const char *const why[] = {[400] = "malformed HTTP request",
                                     [413] = "request body larger than the server accepts",
-                                    [431] = "request header larger than the server accepts"};
+                                    [431] = "request header larger than the server accepts",
+                                    [505] = "only HTTP/1.0 and HTTP/1.1 are served"};
   int r;
   if (c->state == ST_HEAD) {
     drop_consumed(c);
@@ -624,7 +660,8 @@ static bool step(struct gs_http_conn *c)
     return false;
   }
   if (r > 1) {
-    send_error(c, r, why[r]);
+    send_error(c, r, c->why ? c->why : why[r]);
+    c->why = NULL;
     return false;
   }
   return r == 0;
@@ -846,6 +883,11 @@ static void on_readable(struct gs_http_conn *c)
     linger_read(c);
     return;
   }
+  if (c->state == ST_HANDLER && c->in_len >= c->srv->lim.max_header) {
+    /* pipelined bytes wait in the socket, not here, until the answer */
+    gs_http_pause(c, true);
+    return;
+  }
   if ((direct = direct_space(c, &room)) != NULL) {
     to = direct;
   } else if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
@@ -906,7 +948,29 @@ int gs__http_server_adopt(struct gs_http_server *s, int fd)
     conn_free(c);
     return GS_E_IO;
   }
+  idle_update(c);
   return 0;
+}
+
+/* gs__accept's evict_fn: closes the server's oldest idle connection to
+ * admit a new one when the limit is full, as nginx and HAProxy do. One
+ * whose next request already waits in its socket is not idle: it is left
+ * (and read on its next event). False when none is idle. */
+static bool evict_idle(void *ctx)
+{
+  struct gs_http_server *s = ctx;
+  char b;
+  while (s->idle.first) {
+    struct gs_http_conn *c =
+        (struct gs_http_conn *)((char *)s->idle.first - offsetof(struct gs_http_conn, idle));
+    if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+      idle_unlink(c);
+      continue;
+    }
+    conn_close(c);
+    return true;
+  }
+  return false;
 }
 
 static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
@@ -915,7 +979,7 @@ static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
   int cfd;
   (void)loop;
   (void)mask;
-  while ((cfd = gs__accept(fd, s->limit)) >= 0)
+  while ((cfd = gs__accept(fd, s->limit, evict_idle, s)) >= 0)
     if (!s->route_fn || !s->route_fn(s->route_ctx, cfd))
       (void)gs__http_server_adopt(s, cfd);
 }

@@ -1,6 +1,7 @@
 /* loop.c: the serve layer's event loop: epoll over an fd-indexed table, a
  * binary min-heap of timers, deferred closes, a stop flag; plus the socket
- * helpers (non-blocking, listen, accept under a connection limit). Shaped after Redis's ae.c (STYLE.md 8); it
+ * helpers (non-blocking, listen, accept under a connection limit, the idle
+ * list that limit evicts from). Shaped after Redis's ae.c (STYLE.md 8); it
  * knows nothing of HTTP, which sits on top of it in http.c. */
 #include "serve/internal.h"
 
@@ -350,13 +351,15 @@ static int bound_port(int fd, unsigned *port)
   return 0;
 }
 
-int gs__accept(int fd, struct gs__conns *lim)
+int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx)
 {
   for (;;) {
     int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (cfd < 0)
       return -1;
-    if (__atomic_add_fetch(&lim->count, 1u, __ATOMIC_RELAXED) <= lim->max) {
+    /* an eviction uncounts the connection it closes, making room for this one */
+    if (__atomic_add_fetch(&lim->count, 1u, __ATOMIC_RELAXED) <= lim->max ||
+        (evict && evict(ctx))) {
       setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       return cfd;
     }
@@ -368,6 +371,32 @@ int gs__accept(int fd, struct gs__conns *lim)
 void gs__conns_put(struct gs__conns *lim)
 {
   __atomic_fetch_sub(&lim->count, 1u, __ATOMIC_RELAXED);
+}
+
+void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle)
+{
+  if (idle == n->on)
+    return;
+  n->on = idle;
+  if (idle) {
+    n->next = NULL;
+    n->prev = l->last;
+    if (l->last)
+      l->last->next = n;
+    else
+      l->first = n;
+    l->last = n;
+    return;
+  }
+  if (n->prev)
+    n->prev->next = n->next;
+  else
+    l->first = n->next;
+  if (n->next)
+    n->next->prev = n->prev;
+  else
+    l->last = n->prev;
+  n->prev = n->next = NULL;
 }
 
 int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port)

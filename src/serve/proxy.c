@@ -1,8 +1,11 @@
 /* proxy.c: the load balancer: clients come in through the HTTP server of
  * http.c (limits, keep-alive, pipelining), each request goes to one ready
  * worker (power of two choices or round-robin) over kept-alive upstream
- * connections, with one retry when a connection fails before any response
- * byte, passive ejection, a response timeout (504) and 503 with no worker;
+ * connections, with one retry when a worker fails before any of its answer
+ * reached the client (refused, reset, a malformed head, nothing within the
+ * first-byte timeout), passive ejection whose time out doubles and ends in a
+ * trial request, a response timeout (504), 503 with no worker or past the
+ * memory budget for request bodies;
  * an operator's drain or disable per worker; counters and latency
  * histograms for /metrics. Bodies are streamed both ways: the request's
  * head goes to the worker with its first body bytes and the rest follows as
@@ -39,6 +42,9 @@
 #define UP_MAX_HEAD 65536u /* an upstream response head larger is a 502 */
 #define UP_READ_MIN 16384u /* free space wanted before each upstream read */
 #define MAX_ATTEMPTS 4 /* one retry after a worker's failure, plus stale pooled connections */
+#define EJECT_MAX_MS 300000u /* the longest time out of the pool after failures, as Envoy's */
+#define FIRST_BYTE_MS 10000u /* default: a request sent whole and unanswered this long is retried */
+#define OVER_BUDGET "the proxy holds as many request bodies as its memory budget allows; retry later"
 #define SPARE_REQS 256        /* ended requests kept for reuse (no allocation per request) */
 #define SPARE_OUT_MAX 65536u  /* larger request buffers are not kept */
 /* Bytes of a request (head and body) kept until its answer begins, so a
@@ -88,7 +94,7 @@ struct upconn {
   char *extra;   /* headers passed on to the client, then Content-Type: kept for the next answer */
   size_t extra_cap;
   char *ctype;   /* in extra, or NULL */
-  union chunk_decoder dec;
+  struct gs__chunked dec;
 };
 
 struct pworker {
@@ -96,6 +102,13 @@ struct pworker {
   size_t id;
   unsigned port;
   bool ready, ejected;
+  /* Ejected, its time out over (or the supervisor's probe said ready): the
+   * next request that can be retried elsewhere is its trial (trying while
+   * under way); it comes back only when that one is answered. */
+  bool trial, trying;
+  unsigned trial_gen;   /* the trial under way (a request's trial field names it) */
+  unsigned ejections;   /* in a row: each doubles the time out (eject_backoff) */
+  uint64_t back_us;     /* when it last came back (the doubling ends after as long) */
   uint64_t eject_timer;
   enum gs_proxy_admin admin;
   uint64_t sets;      /* main: gs_proxy_worker_set calls; shard: those applied */
@@ -122,8 +135,12 @@ struct preq {
   bool head_method;
   unsigned attempts;
   bool retried; /* the one retry after a worker's failure is spent */
+  unsigned trial; /* its worker's trial_gen when it is that worker's trial, else 0 */
+  bool over;    /* out_room failed on the memory budget, not on malloc */
+  size_t charged; /* bytes of out taken from the memory budget */
   uint64_t start_us;
-  uint64_t timer;
+  uint64_t timer;    /* the worker timeout */
+  uint64_t fb_timer; /* the first-byte timeout: sent whole, nothing answered yet */
   struct upconn *uc;
 };
 
@@ -147,8 +164,9 @@ struct gs_proxy {
   struct gs_proxy **shards;  /* main: the other threads' proxies */
   size_t nshards;
   unsigned *shared;          /* main's: per worker id below SHARED_MAX, requests in flight */
-  struct gs__conns conns;    /* main's: client connections of every thread and of the gRPC
-                              * side (grpc_proxy.c), against max_conns */
+  struct gs__conns conns;    /* main's: client connections of every thread, against max_conns */
+  struct gs__budget budget;  /* main's: request bytes held, the retry buffers of every thread
+                              * and the gRPC side's messages (grpc_proxy.c) */
   pthread_mutex_t mu;        /* main's: its pool's fields, shards' worker arrays, gen */
   pthread_cond_t cond;       /* main's: a shard applied a generation */
   uint64_t gen;              /* main: changes made; shard: changes applied */
@@ -235,31 +253,77 @@ static void drop_idle(struct pworker *wk)
   wk->nidle = 0;
 }
 
+/* How long the n-th ejection in a row lasts: eject_ms, doubled each time,
+ * at most EJECT_MAX_MS (or eject_ms if that is longer). */
+static uint64_t eject_backoff_ms(const struct gs_proxy *p, unsigned n)
+{
+  uint64_t ms = p->cfg.eject_ms, cap = ms > EJECT_MAX_MS ? ms : EJECT_MAX_MS;
+  for (unsigned i = 1; i < n && ms < cap; i++)
+    ms *= 2;
+  return ms < cap ? ms : cap;
+}
+
 static int64_t on_readmit(struct gs_loop *loop, uint64_t id, void *data)
 {
   struct pworker *wk = data;
   (void)loop;
   (void)id;
   wk->eject_timer = 0;
-  set_ejected(wk, false);
-  wk->fails = 0;
-  if (wk->p->cfg.on_eject)
-    wk->p->cfg.on_eject(wk->p->cfg.ctx, wk->id, false);
+  wk->trial = true; /* its next request decides (pick) */
   return GS_LOOP_TIMER_DONE;
 }
 
-/* A failure of the worker itself (refused, reset, timed out): enough in a
- * row take it out of the pool for eject_ms, as Envoy's outlier detection. */
+/* Out of the pool for the next backoff; a failed trial doubles it. */
+static void eject(struct gs_proxy *p, struct pworker *wk)
+{
+  bool was = ejected(wk);
+  wk->ejections++;
+  wk->trial = wk->trying = false;
+  set_ejected(wk, true);
+  drop_idle(wk);
+  if (wk->eject_timer)
+    gs_loop_timer_del(p->loop, wk->eject_timer);
+  wk->eject_timer =
+      gs_loop_timer_add(p->loop, eject_backoff_ms(p, wk->ejections) * 1000ull, on_readmit, wk);
+  if (!was && p->cfg.on_eject)
+    p->cfg.on_eject(p->cfg.ctx, wk->id, true);
+}
+
+/* A real request answered (trial: its trial_gen if it was the worker's
+ * trial): a worker on trial is back; one back for longer than its last time
+ * out starts its doubling afresh. */
+static void worker_answered(struct gs_proxy *p, struct pworker *wk, unsigned trial)
+{
+  uint64_t now = gs_loop_now_us();
+  wk->fails = 0;
+  if (trial && wk->trying && trial == wk->trial_gen) {
+    wk->trial = wk->trying = false;
+    set_ejected(wk, false);
+    wk->back_us = now;
+    if (p->cfg.on_eject)
+      p->cfg.on_eject(p->cfg.ctx, wk->id, false);
+  } else if (wk->ejections && !ejected(wk) &&
+             now - wk->back_us > eject_backoff_ms(p, wk->ejections) * 1000ull) {
+    wk->ejections = 0;
+  }
+}
+
+/* A failure of the worker itself (refused, reset, timed out, a malformed
+ * answer): enough in a row take it out of the pool, as Envoy's outlier
+ * detection; any failure during a trial at once. */
 static void worker_failed(struct gs_proxy *p, struct pworker *wk)
 {
   cnt_add(&wk->errors, 1);
-  if (++wk->fails < p->cfg.eject_after || ejected(wk))
-    return;
-  set_ejected(wk, true);
-  drop_idle(wk);
-  wk->eject_timer = gs_loop_timer_add(p->loop, p->cfg.eject_ms * 1000ull, on_readmit, wk);
-  if (p->cfg.on_eject)
-    p->cfg.on_eject(p->cfg.ctx, wk->id, true);
+  if (wk->trying || (++wk->fails >= p->cfg.eject_after && !ejected(wk)))
+    eject(p, wk);
+}
+
+/* A trial whose request ended with no verdict (the client went away): the
+ * worker's next request is its trial. */
+static void trial_drop(struct pworker *wk, unsigned trial)
+{
+  if (trial && wk->trying && trial == wk->trial_gen)
+    wk->trying = false;
 }
 
 static void worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready)
@@ -267,13 +331,17 @@ static void worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool r
   struct pworker *wk = p->w[w];
   if (wk->port != port)
     drop_idle(wk); /* a restarted worker may listen elsewhere */
+  if (ready && ejected(wk) && !wk->trial) {
+    /* its probe answers (restarted, or ready again): no need to wait out
+     * the time out, but one real request must succeed before it is back */
+    if (wk->eject_timer)
+      gs_loop_timer_del(p->loop, wk->eject_timer);
+    wk->eject_timer = 0;
+    wk->trial = true;
+  }
   wk->port = port;
   wk->ready = ready;
   wk->fails = 0;
-  if (wk->eject_timer)
-    gs_loop_timer_del(p->loop, wk->eject_timer);
-  wk->eject_timer = 0;
-  set_ejected(wk, false);
   if (!ready)
     drop_idle(wk);
 }
@@ -443,7 +511,8 @@ int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_wo
   pthread_mutex_lock(&m->mu);
   *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
                                         .ejected = ejected(wk), .in_pool = usable(wk),
-                                        .admin = wk->admin, .inflight = worker_inflight(p, w)};
+                                        .admin = wk->admin, .inflight = worker_inflight(p, w),
+                                        .trial = wk->trial, .ejections = wk->ejections};
   worker_sums(p, w, &out->requests, &out->errors);
   pthread_mutex_unlock(&m->mu);
   return 0;
@@ -485,12 +554,34 @@ static uint64_t next_rand(struct gs_proxy *p)
   return p->rng;
 }
 
+/* A worker on trial that is ready for it (its probe answers, an operator
+ * has not taken it out, no other trial under way), marked trying; NULL if
+ * none. A request that could not be retried elsewhere is never its trial. */
+static struct pworker *pick_trial(struct gs_proxy *p)
+{
+  for (size_t i = 0; i < p->cfg.nworkers; i++) {
+    struct pworker *wk = p->w[i];
+    if (wk->trial && !wk->trying && wk->ready && wk->port && wk->admin == GS_PROXY_ENABLED) {
+      wk->trying = true;
+      if (!++wk->trial_gen)
+        wk->trial_gen = 1; /* 0 means "no trial" */
+      return wk;
+    }
+  }
+  return NULL;
+}
+
 /* A usable worker below its in-flight limit, other than avoid if there is
- * one; NULL if none. *busy tells whether some were skipped for the limit. */
-static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, bool *busy)
+ * one; NULL if none. *busy tells whether some were skipped for the limit.
+ * trial_ok: the request may be a trial (pick_trial), which comes first. */
+static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, bool trial_ok,
+                            bool *busy)
 {
   size_t n = 0, a, b;
+  struct pworker *t;
   *busy = false;
+  if (trial_ok && (t = pick_trial(p)) != NULL)
+    return t;
   for (size_t i = 0; i < p->cfg.nworkers; i++) {
     struct pworker *wk = p->w[i];
     if (!usable(wk))
@@ -518,12 +609,15 @@ static struct pworker *pick(struct gs_proxy *p, const struct pworker *avoid, boo
 
 /* ---- the worker pool as the gRPC proxy (grpc_proxy.c) uses it ---- */
 
-int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w)
+int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w, unsigned *trial)
 {
   bool busy;
-  struct pworker *wk = pick(p, avoid < p->cfg.nworkers ? p->w[avoid] : NULL, &busy);
+  /* a first attempt (no worker to avoid) has its retry left: it may be a trial */
+  struct pworker *wk = pick(p, avoid < p->cfg.nworkers ? p->w[avoid] : NULL,
+                            avoid >= p->cfg.nworkers, &busy);
   if (!wk)
     return busy ? GS_E_IN_USE : GS_E_NOT_FOUND;
+  *trial = ejected(wk) ? wk->trial_gen : 0; /* only a trial is ever given an ejected worker */
   inflight_add(p, wk, 1);
   cnt_add(&wk->requests, 1);
   cnt_add(&p->requests, 1);
@@ -531,17 +625,20 @@ int gs__proxy_acquire(struct gs_proxy *p, size_t avoid, size_t *w)
   return 0;
 }
 
-void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, uint64_t us)
+void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, uint64_t us,
+                       unsigned trial)
 {
   struct pworker *wk = w < p->cfg.nworkers ? p->w[w] : NULL;
   if (!wk)
     return;
   inflight_add(p, wk, -1);
   if (o == GS__PROXY_ANSWERED) {
-    wk->fails = 0;
+    worker_answered(p, wk, trial);
     hist_add(&wk->latency, us);
   } else if (o == GS__PROXY_WORKER_FAILED) {
     worker_failed(p, wk);
+  } else {
+    trial_drop(wk, trial);
   }
   hist_add(&p->latency, us);
 }
@@ -556,9 +653,9 @@ const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p)
   return &p->cfg;
 }
 
-struct gs__conns *gs__proxy_conns(struct gs_proxy *p)
+struct gs__budget *gs__proxy_budget(struct gs_proxy *p)
 {
-  return &p->main->conns;
+  return &p->main->budget;
 }
 
 unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i)
@@ -574,8 +671,7 @@ static void up_reset(struct upconn *uc)
   uc->in_len = uc->sent = 0;
   uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
   uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
-  memset(&uc->dec, 0, sizeof(uc->dec));
-  uc->dec.d.consume_trailer = 1;
+  gs__chunked_init(&uc->dec);
 }
 
 static void up_close(struct upconn *uc)
@@ -643,9 +739,26 @@ static void idle_remove(struct upconn *uc)
 
 /* ---- requests ---- */
 
+static void fb_timer_stop(struct preq *r)
+{
+  if (r->fb_timer)
+    gs_loop_timer_del(r->p->loop, r->fb_timer);
+  r->fb_timer = 0;
+}
+
+/* Gives the budget back what r's buffer drew from it. */
+static void req_uncharge(struct preq *r)
+{
+  if (r->charged)
+    gs__budget_put(&r->p->main->budget, r->charged);
+  r->charged = 0;
+}
+
 static void req_free(struct preq *r)
 {
   struct gs_proxy *p = r->p;
+  req_uncharge(r);
+  fb_timer_stop(r);
   if (r->timer)
     gs_loop_timer_del(p->loop, r->timer);
   gs_http_bind(r->client, NULL);
@@ -677,13 +790,17 @@ static struct preq *req_new(struct gs_proxy *p)
   struct preq *r = p->spare;
   char *out;
   size_t cap;
-  if (!r)
-    return calloc(1, sizeof(*r));
+  if (!r) {
+    if ((r = calloc(1, sizeof(*r))) != NULL)
+      r->p = p;
+    return r;
+  }
   p->spare = r->next;
   p->nspare--;
   out = r->out;
   cap = r->out_cap;
   memset(r, 0, sizeof(*r));
+  r->p = p;
   r->out = out;
   r->out_cap = cap;
   return r;
@@ -710,40 +827,45 @@ static void req_error(struct preq *r, int status, const char *fmt, ...)
     gs_http_respond_error(client, status, "%s", msg);
 }
 
-/* Detaches r from its connection; the worker's in-flight count drops. */
+/* Detaches r from its connection; the worker's in-flight count drops, and a
+ * trial with no verdict yet (it was recorded before, if any) is dropped. */
 static struct upconn *req_detach(struct preq *r)
 {
   struct upconn *uc = r->uc;
+  fb_timer_stop(r);
   if (uc) {
     inflight_add(r->p, uc->wk, -1);
+    trial_drop(uc->wk, r->trial);
     uc->req = NULL;
     r->uc = NULL;
   }
+  r->trial = 0;
   return uc;
 }
 
-/* The connection failed before any response byte: the request was not
- * answered, so it goes to another worker once (a stale pooled connection
- * does not spend that retry, nor count against the worker). */
-static void up_failed_early(struct upconn *uc)
+/* The worker failed before any of its answer reached the client (refused,
+ * reset or closed before a byte; a malformed or oversized head; nothing
+ * answered within the first-byte timeout): the request goes to another
+ * worker once, if it is still held whole. A stale pooled connection does
+ * not spend that retry, nor count against the worker. */
+static void up_retry(struct upconn *uc, bool stale, const char *why)
 {
   struct preq *r = uc->req;
   struct pworker *wk = uc->wk;
-  bool stale = uc->reused;
+  if (!stale)
+    worker_failed(r->p, wk);
   req_detach(r);
   up_close(uc);
   /* Its pooled siblings most likely died with it (a killed worker): the
    * next try opens a fresh connection, whose failure is the worker's. */
   drop_idle(wk);
-  if (!stale)
-    worker_failed(r->p, wk);
   if (r->attempts >= MAX_ATTEMPTS || (!stale && r->retried)) {
-    req_error(r, 502, "worker %zu failed before answering, and so did the retry", wk->id);
+    req_error(r, 502, "worker %zu %s, and so did the retry", wk->id, why);
     return;
   }
   if (r->base) {
-    req_error(r, 502, "worker %zu failed before answering; the request outgrew the %u KiB "
-              "kept for a retry", wk->id, RETRY_KEEP >> 10);
+    req_error(r, 502, "worker %zu %s; the request outgrew the %u KiB kept for a retry", wk->id,
+              why, RETRY_KEEP >> 10);
     return;
   }
   if (!stale)
@@ -751,13 +873,18 @@ static void up_failed_early(struct upconn *uc)
   dispatch(r, stale ? NULL : wk);
 }
 
+static void up_failed_early(struct upconn *uc)
+{
+  up_retry(uc, uc->reused, "failed before answering");
+}
+
 static void up_failed_late(struct upconn *uc, const char *why)
 {
   struct preq *r = uc->req;
   struct pworker *wk = uc->wk;
+  worker_failed(r->p, wk);
   req_detach(r);
   up_close(uc);
-  worker_failed(r->p, wk);
   req_error(r, 502, "worker %zu: %s", wk->id, why);
 }
 
@@ -769,12 +896,27 @@ static int64_t on_req_timeout(struct gs_loop *loop, uint64_t id, void *data)
   (void)loop;
   (void)id;
   r->timer = 0;
+  if (r->uc)
+    worker_failed(r->p, r->uc->wk);
   if ((uc = req_detach(r)) != NULL) {
     w = uc->wk->id;
-    worker_failed(r->p, uc->wk);
     up_close(uc); /* the worker may still answer: that connection cannot be reused */
   }
   req_error(r, 504, "worker %zu did not answer within %u ms", w, r->p->cfg.worker_timeout_ms);
+  return GS_LOOP_TIMER_DONE;
+}
+
+/* Sent whole and nothing answered for first_byte_ms (a stopped worker): a
+ * request still held whole, whose answer has not begun, is retried on
+ * another worker; else the worker timeout runs on. */
+static int64_t on_first_byte_timeout(struct gs_loop *loop, uint64_t id, void *data)
+{
+  struct preq *r = data;
+  (void)loop;
+  (void)id;
+  r->fb_timer = 0;
+  if (r->uc && !r->retried && !r->base && !r->started)
+    up_retry(r->uc, false, "sent nothing within the first-byte timeout");
   return GS_LOOP_TIMER_DONE;
 }
 
@@ -801,6 +943,9 @@ static bool up_write(struct upconn *uc)
     r->paused = false;
     gs_http_pause(r->client, false);
   }
+  if (r->body_done && !r->fb_timer && !uc->head_done && !uc->in_len)
+    r->fb_timer = gs_loop_timer_add(loop, uc->p->cfg.first_byte_ms * 1000ull,
+                                    on_first_byte_timeout, r);
   return true;
 }
 
@@ -812,8 +957,10 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   bool busy;
   struct pworker *wk;
   struct upconn *uc;
+  /* only a request that can still be retried elsewhere may be a trial */
+  bool trial_ok = !r->retried && !r->base && r->body_done;
   for (;;) {
-    if (!(wk = pick(p, avoid, &busy))) {
+    if (!(wk = pick(p, avoid, trial_ok, &busy))) {
       if (busy)
         req_error(r, 503, "every ready worker is at its limit of %u requests in flight",
                   p->cfg.max_inflight);
@@ -839,6 +986,7 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   }
   uc->req = r;
   r->uc = uc;
+  r->trial = ejected(wk) ? wk->trial_gen : 0; /* only a trial is ever given an ejected worker */
   inflight_add(p, wk, 1);
   cnt_add(&wk->requests, 1);
   if (!r->timer)
@@ -855,25 +1003,30 @@ static bool hdr_is(const struct phr_header *h, const char *name)
   return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
 }
 
-/* Headers that describe one hop, or that gs_http_respond writes itself. */
-static bool hop_header(const struct phr_header *h)
+/* Headers not passed on to the client: those of one hop (the hop-by-hop
+ * ones and any the answer's Connection headers name), and those that
+ * gs_http_respond writes itself. */
+static bool hop_header(const struct phr_header *h, const struct gs_http_header *conn,
+                       size_t nconn)
 {
-  static const char *const names[] = {"connection", "keep-alive", "transfer-encoding",
-                                      "content-length", "content-type", "server", "te",
-                                      "trailer", "upgrade", "proxy-connection"};
-  for (size_t i = 0; i < GS_NITEMS(names); i++)
-    if (hdr_is(h, names[i]))
-      return true;
-  return false;
+  return hdr_is(h, "content-length") || hdr_is(h, "content-type") || hdr_is(h, "server") ||
+         gs__http_hop_header(h->name, h->name_len, conn, nconn);
 }
 
 static bool has_token(const struct phr_header *h, const char *tok)
 {
-  size_t n = strlen(tok);
-  for (size_t i = 0; i + n <= h->value_len; i++)
-    if (strncasecmp(h->value + i, tok, n) == 0)
-      return true;
-  return false;
+  return gs__http_list_has(h->value, h->value_len, tok, strlen(tok));
+}
+
+/* The head's Connection headers, for hop_header; their count. */
+static size_t connection_headers(const struct phr_header *h, size_t nh,
+                                 struct gs_http_header *out)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < nh; i++)
+    if (h[i].name && hdr_is(&h[i], "connection"))
+      out[n++] = (struct gs_http_header){h[i].name, h[i].value, h[i].name_len, h[i].value_len};
+  return n;
 }
 
 static bool parse_len(const char *s, size_t n, size_t *out)
@@ -895,9 +1048,11 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
 {
   /* Each passed-on line is at most one byte longer than in the head
    * ("Name:value" gains a space), so this holds them all. */
-  size_t el = 0, cap = uc->head_len + nh + 1;
+  size_t el = 0, cap = uc->head_len + nh + 1, nconn, cl;
+  struct gs_http_header conn[GS_HTTP_MAX_HEADERS];
   bool has_cl = false;
   uc->keep = minor >= 1;
+  nconn = connection_headers(h, nh, conn);
   /* Content-Type after them: no allocation per answer once the buffer is big enough */
   if (uc->extra_cap < cap + uc->head_len + 1) {
     free(uc->extra);
@@ -919,15 +1074,17 @@ static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size
         return false;
       uc->chunked = true;
     } else if (hdr_is(&h[i], "content-length")) {
-      if (!parse_len(h[i].value, h[i].value_len, &uc->content_length))
+      /* two that differ leave the body's end unknown (RFC 9112 §6.3): 502 */
+      if (!parse_len(h[i].value, h[i].value_len, &cl) || (has_cl && cl != uc->content_length))
         return false;
+      uc->content_length = cl;
       has_cl = true;
     } else if (hdr_is(&h[i], "content-type") && !uc->ctype) {
       uc->ctype = uc->extra + cap;
       memcpy(uc->ctype, h[i].value, h[i].value_len);
       uc->ctype[h[i].value_len] = 0;
     }
-    if (!hop_header(&h[i]) && el + h[i].name_len + h[i].value_len + 4 < cap) {
+    if (!hop_header(&h[i], conn, nconn) && el + h[i].name_len + h[i].value_len + 4 < cap) {
       el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h[i].name_len, h[i].name,
                             (int)h[i].value_len, h[i].value);
     }
@@ -951,8 +1108,8 @@ static int parse_up_head(struct upconn *uc)
     int minor, status;
     int r = phr_parse_response(uc->in, uc->in_len, &minor, &status, &msg, &msg_len, h, &nh, 0);
     if (r == -2)
-      return uc->in_len > UP_MAX_HEAD ? -1 : 1;
-    if (r < 0)
+      return uc->in_len >= UP_MAX_HEAD ? -1 : 1;
+    if (r < 0 || (size_t)r > UP_MAX_HEAD)
       return -1;
     if (status >= 100 && status < 200) { /* interim (100 Continue): not the answer */
       memmove(uc->in, uc->in + r, uc->in_len - (size_t)r);
@@ -976,7 +1133,7 @@ static void up_complete(struct upconn *uc)
   struct pworker *wk = uc->wk;
   uint64_t us = gs_loop_now_us() - r->start_us;
   bool started = r->started;
-  wk->fails = 0;
+  worker_answered(r->p, wk, r->trial);
   hist_add(&wk->latency, us);
   hist_add(&r->p->latency, us);
   /* answered before the request was all sent (or read): the connection
@@ -1002,7 +1159,8 @@ static void up_body(struct upconn *uc)
   ssize_t rc;
   bool end = false;
   if (uc->chunked) {
-    if ((rc = phr_decode_chunked(&uc->dec.d, uc->in, &n)) == -1) {
+    /* a worker's answer has no size limit: nothing holds it */
+    if ((rc = gs__chunked_decode(&uc->dec, uc->in, &n, UINT64_MAX)) < 0 && rc != GS__CHUNK_MORE) {
       up_failed_late(uc, "malformed chunked response");
       return;
     }
@@ -1066,7 +1224,7 @@ static void up_read(struct upconn *uc)
   ssize_t n;
   int rc;
   if (!in_reserve(uc)) {
-    up_failed_late(uc, "response head larger than the proxy accepts");
+    up_retry(uc, false, "sent an answer head larger than the proxy accepts");
     return;
   }
   n = recv(uc->fd, uc->in + uc->in_len, uc->in_cap - uc->in_len, 0);
@@ -1082,12 +1240,13 @@ static void up_read(struct upconn *uc)
     return;
   }
   uc->in_len += (size_t)n;
+  fb_timer_stop(uc->req); /* it answers */
   if (uc->head_done)
     up_body(uc);
   else if ((rc = parse_up_head(uc)) == 0)
     up_head(uc);
-  else if (rc < 0)
-    up_failed_late(uc, "malformed or oversized HTTP response");
+  else if (rc < 0) /* nothing reached the client yet: another worker may answer */
+    up_retry(uc, false, "sent a malformed or oversized answer head (over 64 KiB)");
 }
 
 static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
@@ -1112,28 +1271,43 @@ static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
 
 /* ---- the client side ---- */
 
-static bool is_hop_request_header(const struct gs_http_header *h)
+static bool name_is(const struct gs_http_header *h, const char *name)
 {
-  static const char *const names[] = {"connection", "keep-alive", "transfer-encoding",
-                                      "content-length", "te", "trailer", "upgrade",
-                                      "proxy-connection", "expect"};
-  for (size_t i = 0; i < GS_NITEMS(names); i++)
-    if (h->name_len == strlen(names[i]) && strncasecmp(h->name, names[i], h->name_len) == 0)
-      return true;
-  return false;
+  return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
+}
+
+/* Request headers not passed on: those of one hop (the hop-by-hop ones and
+ * any the request's Connection headers, conn, name), and the framing and
+ * Expect, which the proxy writes or answers itself. */
+static bool is_hop_request_header(const struct gs_http_header *h, const struct gs_http_header *conn,
+                                  size_t nconn)
+{
+  return name_is(h, "content-length") || name_is(h, "expect") ||
+         gs__http_hop_header(h->name, h->name_len, conn, nconn);
 }
 
 /* Room for more bytes in r->out; false on no memory. */
 static bool out_room(struct preq *r, size_t more)
 {
-  size_t cap = r->out_cap ? r->out_cap : 4096;
+  size_t cap = r->out_cap ? r->out_cap : 4096, grow;
+  struct gs__budget *b = &r->p->main->budget;
   char *q;
   if (r->out_len + more <= r->out_cap)
     return true;
   while (cap < r->out_len + more)
     cap *= 2;
-  if (!(q = realloc(r->out, cap)))
+  /* growth is drawn from the memory budget (a spare buffer's own 64 KiB
+   * at most are not: the spares are bounded apart) */
+  grow = cap - r->out_cap;
+  if (!gs__budget_take(b, grow)) {
+    r->over = true;
     return false;
+  }
+  if (!(q = realloc(r->out, cap))) {
+    gs__budget_put(b, grow);
+    return false;
+  }
+  r->charged += grow;
   r->out = q;
   r->out_cap = cap;
   return true;
@@ -1151,7 +1325,8 @@ static void out_add(struct preq *r, const void *data, size_t len)
 static bool build_head(struct preq *r, const struct gs_http_request *q)
 {
   const struct gs_http_header *cl = gs_http_header_find(q, "content-length");
-  size_t cap = q->method_len + q->path_len + 64, body = 0;
+  size_t cap = q->method_len + q->path_len + 96, body = 0, nconn = 0;
+  struct gs_http_header conn[GS_HTTP_MAX_HEADERS];
   /* room for the body kept for a retry at once, not grown piece by piece */
   if (cl && parse_len(cl->value, cl->value_len, &body))
     cap += cl->value_len + (body < RETRY_KEEP ? body : RETRY_KEEP);
@@ -1162,9 +1337,15 @@ static bool build_head(struct preq *r, const struct gs_http_request *q)
     return false;
   r->out_len = (size_t)sprintf(r->out, "%.*s %.*s HTTP/1.1\r\n", (int)q->method_len, q->method,
                                (int)q->path_len, q->path);
+  for (size_t i = 0; i < q->nheaders; i++)
+    if (name_is(&q->headers[i], "connection"))
+      conn[nconn++] = q->headers[i];
+  /* an HTTP/1.0 client may send no Host; the worker gets HTTP/1.1, which needs one */
+  if (!gs_http_header_find(q, "host"))
+    out_add(r, "Host: localhost\r\n", 17);
   for (size_t i = 0; i < q->nheaders; i++) {
     const struct gs_http_header *h = &q->headers[i];
-    if (is_hop_request_header(h))
+    if (is_hop_request_header(h, conn, nconn))
       continue;
     out_add(r, h->name, h->name_len);
     out_add(r, ": ", 2);
@@ -1241,6 +1422,7 @@ static void req_abandon(struct preq *r, int status)
             status == 413   ? "request body larger than the proxy accepts"
             : status == 408 ? "the request was not received in time"
             : status == 400 ? "malformed or truncated request body"
+            : status == 503 ? OVER_BUDGET
                             : "out of memory forwarding a request body");
 }
 
@@ -1261,7 +1443,7 @@ static void on_body(void *user, struct gs_http_conn *conn, const char *data, siz
     return;
   }
   if (!out_body(r, data, len, status == GS_HTTP_BODY_END)) {
-    req_abandon(r, 500);
+    req_abandon(r, r->over ? 503 : 500);
     return;
   }
   r->body_done = status == GS_HTTP_BODY_END;
@@ -1468,14 +1650,19 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
   }
   cnt_add(&p->requests, 1);
   if (!(r = req_new(p)) || !build_head(r, q)) {
-    if (r)
+    bool over = r && r->over;
+    if (r) {
+      req_uncharge(r);
       free(r->out);
+    }
     free(r);
     cnt_add(&p->errors, 1);
-    gs_http_respond_error(conn, 500, "out of memory forwarding a request");
+    if (over)
+      gs_http_respond_error(conn, 503, "%s", OVER_BUDGET);
+    else
+      gs_http_respond_error(conn, 500, "out of memory forwarding a request");
     return;
   }
-  r->p = p;
   r->client = conn;
   r->start_us = gs_loop_now_us();
   r->head_method = q->method_len == 4 && memcmp(q->method, "HEAD", 4) == 0;
@@ -1511,6 +1698,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
   p->loop = loop;
   p->cfg = *cfg;
   p->conns.max = cfg->limits.max_conns; /* read in the main proxy's only */
+  p->budget.max = cfg->body_budget ? cfg->body_budget : GS_H2_BUDGET;
   p->listen_fd = -1;
   p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us() ^ (uintptr_t)p;
   if (!p->cfg.max_inflight)
@@ -1521,6 +1709,8 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     p->cfg.eject_after = 3;
   if (!p->cfg.eject_ms)
     p->cfg.eject_ms = 10000;
+  if (!p->cfg.first_byte_ms)
+    p->cfg.first_byte_ms = FIRST_BYTE_MS;
   /* As many idle connections as requests may be in flight: a smaller pool
    * closes and reopens upstream connections under load (TIME_WAIT churn). */
   if (!p->cfg.idle_pool)

@@ -103,9 +103,11 @@ struct gs_http_request {
 struct gs_http_limits {
   size_t max_header;        /* request line + headers, bytes: more is 431 */
   size_t max_body;          /* decoded body, bytes: more is 413 */
-  unsigned read_timeout_ms; /* from a request's first byte to its last: slowloris */
+  unsigned read_timeout_ms; /* from a request's first byte to its last (a connection's first
+                               request: from the accept), slowloris and silent connections */
   unsigned idle_timeout_ms; /* keep-alive connection with nothing to read */
-  unsigned max_conns;       /* beyond it new connections are closed at once */
+  unsigned max_conns;       /* beyond it the oldest idle connection is closed to admit a new
+                               one, or the new one at once when none is idle */
 };
 /* 16 KiB headers, 64 MiB bodies, 10 s to send a request, 60 s idle, 1024 connections. */
 void gs_http_limits_default(struct gs_http_limits *l);
@@ -333,8 +335,15 @@ struct gs_proxy_config {
   unsigned max_inflight;      /* requests at once per worker; 0: 64 */
   unsigned worker_timeout_ms; /* from sending to the last response byte, else 504; 0: 30000 */
   unsigned eject_after;       /* consecutive failures that eject a worker; 0: 3 */
-  unsigned eject_ms;          /* an ejected worker's time out of the pool; 0: 10000 */
+  unsigned eject_ms;          /* an ejected worker's first time out of the pool, doubled at
+                                 each ejection in a row (at most 300 s); 0: 10000 */
+  unsigned first_byte_ms;     /* a request sent whole with no answer byte this long goes to
+                                 another worker (once, if still held whole); 0: 10000 */
   unsigned idle_pool;         /* kept-alive idle connections per worker; 0: max_inflight */
+  /* Bytes of request bodies held at once over every thread: the retry
+   * buffers of HTTP requests and whole gRPC messages; a request that would
+   * pass it is refused (503, RESOURCE_EXHAUSTED). 0: 64 MiB. */
+  size_t body_budget;
   struct gs_http_limits limits; /* client side; all zero: gs_http_limits_default */
   /* Event-loop threads in all, the caller's loop included (0 or 1: that one
    * alone). The others accept from the same listening socket and keep
@@ -343,8 +352,8 @@ struct gs_proxy_config {
   unsigned threads;
   /* Where /metrics reads worker restarts; NULL: none reported. */
   const struct gs_super *super;
-  /* Called when passive ejection takes worker w out (true) or a timer lets
-   * it back (false); may be NULL. */
+  /* Called when passive ejection takes worker w out (true) or it is back
+   * (false: a real request on trial, after its time out, was answered); may be NULL. */
   void (*on_eject)(void *ctx, size_t w, bool ejected);
   /* Appends more Prometheus text to /metrics (the autoscaler's); may be NULL. */
   void (*metrics_more)(void *ctx, FILE *f);
@@ -373,6 +382,8 @@ enum gs_proxy_admin { GS_PROXY_ENABLED, GS_PROXY_DRAINING, GS_PROXY_DISABLED };
 struct gs_proxy_worker_stats {
   unsigned port;
   bool ready, ejected, in_pool; /* in_pool: ready, not ejected, enabled */
+  bool trial;                   /* ejected, and its next request decides whether it is back */
+  unsigned ejections;           /* in a row (each doubles the time out), 0 once it stays back */
   enum gs_proxy_admin admin;
   unsigned inflight;
   uint64_t requests, errors;

@@ -16,6 +16,24 @@ gs_tmpdir() {
   mktemp -d "${GS_TEST_TMP:-/tmp}/$1.XXXXXX" 2>/dev/null || mktemp -d
 }
 
+# gs_emu_layout LAYOUT: a fresh emulated A100-SXM4-40GB ($GPUSLICE_EMU_STATE)
+# carved as LAYOUT of configs/a100-40gb.mig-parted.yaml by $bin; on failure
+# the test ends with one.
+gs_emu_layout() {
+  "$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
+  "$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c "$1" >/dev/null ||
+    { echo "FAIL: apply $1"; exit 1; }
+}
+
+# gs_need_grpcio PY: the test ends with one failure unless the python PY
+# has Debian's python3-grpcio.
+gs_need_grpcio() {
+  "$1" -c 'import grpc' 2>/dev/null && return 0
+  echo "FAIL: python3-grpcio is needed (scripts/deps.sh)"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
 # summary: the final line; its status is the test's.
 summary() {
   echo "$passed passed, $failed failed"

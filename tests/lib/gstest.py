@@ -2,6 +2,7 @@
 checks, polling, process liveness from /proc, the "<what> 127.0.0.1:PORT"
 start-up lines). Standard library only, so it runs under any python3,
 including Debian's /usr/bin/python3 that test-grpc.sh needs for grpcio."""
+import http.client
 import re
 import subprocess
 import sys
@@ -66,3 +67,17 @@ def port_of(path, what, secs=15):
     wait_for(lambda: re.search(pat, read(path), re.M), secs)
     m = re.search(pat, read(path), re.M)
     return int(m.group(1)) if m else None
+
+
+def http_status(port, path="/", timeout=60):
+    """GET path on a new connection to 127.0.0.1:port: the answer's status,
+    or the exception's repr when there is none."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status
+    except Exception as e:
+        return repr(e)

@@ -9,7 +9,7 @@
 #    kill -9 of a worker under load gives each call a status (OK or
 #    UNAVAILABLE, none hangs) and later calls succeed; DEADLINE_EXCEEDED from
 #    the proxy (grpc-timeout shorter than the queue); RESOURCE_EXHAUSTED at
-#    the in-flight limit; UNAVAILABLE with no ready worker; SIGTERM lets the
+#    the in-flight limit (over 5 connections: 100 streams each); UNAVAILABLE with no ready worker; SIGTERM lets the
 #    calls under way finish;
 # 3. malformed HTTP/2 on the worker's port: GOAWAY with the right code, close.
 set -uo pipefail
@@ -210,10 +210,12 @@ q = bert_req()
 body = q.SerializeToString()
 with open(os.path.join(TMP, "bert.grpc"), "wb") as f:
     f.write(b"\0" + struct.pack(">I", len(body)) + body)
-def many(n, req):
-    return [ch.unary_unary(SVC + "ModelInfer", request_serializer=lambda m: m.SerializeToString(),
-                           response_deserializer=pb.ModelInferResponse.FromString).future(req, timeout=60)
-            for _ in range(n)]
+def many(n, req, chans=None):
+    chans = chans or [ch]
+    return [chans[i % len(chans)].unary_unary(SVC + "ModelInfer",
+                                              request_serializer=lambda m: m.SerializeToString(),
+                                              response_deserializer=pb.ModelInferResponse.FromString)
+            .future(req, timeout=60) for i in range(n)]
 r = subprocess.run(["nghttp", "-v", "-d", os.path.join(TMP, "bert.grpc"), "-H", "content-type: application/grpc",
                     "-H", "te: trailers", "-H", "grpc-timeout: 5m",
                     "http://127.0.0.1:%d%sModelInfer" % (gport, SVC)], capture_output=True, timeout=60)
@@ -222,13 +224,17 @@ check("the proxy answers DEADLINE_EXCEEDED when grpc-timeout passes first",
       "grpc-status: 4" in out and "grpc-timeout" in out, out[-600:])
 
 # the in-flight limit: with every worker stopped (SIGSTOP) 7 x 64 calls
-# stay in flight and the rest are refused at once
+# stay in flight and the rest are refused at once; a connection takes 100
+# streams at once, so the 500 calls go over 5 (a subchannel pool each)
 pids = [w["pid"] for w in workers() if w.get("pid")]
 for p in pids: os.kill(p, signal.SIGSTOP)
-futs = many(500, q)
+chans = [grpc.insecure_channel("127.0.0.1:%d" % gport, options=[("grpc.use_local_subchannel_pool", 1)])
+         for _ in range(5)]
+futs = many(500, q, chans)
 wait_for(lambda: sum(f.done() for f in futs) >= 500 - 7 * 64, 20)
 for p in pids: os.kill(p, signal.SIGCONT)
 res = [status_of(f.result) for f in futs]
+for c in chans: c.close()
 codes = {c for c, _ in res}
 ex = [m for c, m in res if c == grpc.StatusCode.RESOURCE_EXHAUSTED]
 check("calls beyond every worker's in-flight limit are RESOURCE_EXHAUSTED",

@@ -263,9 +263,9 @@ static int answer(struct client *c, char **body, size_t *len)
   *len = c->in_len - (size_t)hl;
   for (size_t i = 0; i < nh; i++)
     if (h[i].name_len == 17 && strncasecmp(h[i].name, "transfer-encoding", 17) == 0) {
-      union chunk_decoder d;
-      memset(&d, 0, sizeof(d));
-      assert_true(phr_decode_chunked(&d.d, *body, len) >= 0);
+      struct gs__chunked d;
+      gs__chunked_init(&d);
+      assert_true(gs__chunked_decode(&d, *body, len, UINT64_MAX) >= 0);
     }
   return status;
 }

@@ -2,8 +2,8 @@
  * loop: a request forwarded to an emulated worker (JSON infer, chunked
  * request body, /metrics), 503 with no worker ready, 504 from a worker that
  * accepts and never answers and its ejection, the retry on another worker
- * when one refuses connections, leaving the pool at once, and one
- * --max-conns over HTTP and gRPC clients. */
+ * when one refuses connections, leaving the pool at once, and --max-conns
+ * per listener (the oldest idle connection makes room). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -197,6 +197,35 @@ static void test_forward(void **state)
   env_free(&e);
 }
 
+/* The memory budget for request bodies: with 256 KiB, a request whose
+ * retry buffer would take 512 KiB is 503 before anything is forwarded,
+ * and a small one passes; the budget is whole again after each. */
+static void test_body_budget_503(void **state)
+{
+  struct gs_proxy_config cfg = {.nworkers = 1, .body_budget = 256u << 10};
+  struct env e;
+  char head[256], *req, *resp;
+  size_t body = 512u << 10;
+  int n;
+  (void)state;
+  env_init(&e, &cfg);
+  env_worker(&e);
+  gs_proxy_worker_set(e.proxy, 0, e.wport, true);
+  n = snprintf(head, sizeof(head), "POST /v2/models/flower/infer HTTP/1.1\r\nHost: x\r\n"
+               "Content-Length: %zu\r\n\r\n", body);
+  assert_non_null(req = calloc(1, (size_t)n + body));
+  memcpy(req, head, (size_t)n);
+  resp = roundtrip(&e, req, (size_t)n + body);
+  assert_non_null(strstr(resp, "memory budget"));
+  expect_status(resp, "HTTP/1.1 503");
+  expect_status(get(&e, "/v2/health/ready"), "HTTP/1.1 200");
+  resp = get(&e, "/metrics");
+  assert_non_null(strstr(resp, "gpuslice_proxy_errors_total 1\n"));
+  expect_status(resp, "HTTP/1.1 200");
+  free(req);
+  env_free(&e);
+}
+
 static void test_no_worker_503(void **state)
 {
   struct gs_proxy_config cfg = {.nworkers = 2};
@@ -221,6 +250,7 @@ static void test_hung_worker_504_then_ejected(void **state)
 {
   struct gs_proxy_config cfg = {.nworkers = 1, .worker_timeout_ms = 200, .eject_after = 2,
                                 .eject_ms = 60000};
+  struct gs_proxy_worker_stats st;
   struct gs_err err = {0};
   struct env e;
   unsigned hport;
@@ -243,9 +273,13 @@ static void test_hung_worker_504_then_ejected(void **state)
   assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"0.1\"} 1\n"));
   assert_non_null(strstr(resp, "gpuslice_proxy_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
   free(resp);
-  /* Readiness reported again re-admits it. */
+  /* Readiness reported again puts it on trial: out of the pool until a
+   * real request to it is answered. */
   gs_proxy_worker_set(e.proxy, 0, hport, true);
-  assert_true(gs_proxy_worker_usable(e.proxy, 0));
+  assert_false(gs_proxy_worker_usable(e.proxy, 0));
+  assert_int_equal(gs_proxy_worker_stats(e.proxy, 0, &st), 0);
+  assert_true(st.trial);
+  assert_int_equal(st.ejections, 1);
   assert_int_equal(gs_proxy_inflight(e.proxy), 0);
   close(hfd);
   env_free(&e);
@@ -440,18 +474,25 @@ static void turn(struct env *e, int times)
     gs_loop_run_once(e->loop, 10);
 }
 
-/* --max-conns counts HTTP and gRPC clients together: with 2 allowed, two
- * HTTP clients leave no room for a gRPC one (closed at once, unanswered);
- * once an HTTP client leaves, a gRPC one is served (the server's SETTINGS
- * frame), and then an HTTP one is closed. */
-static void test_max_conns_http_and_grpc(void **state)
+/* Sends a request's first line only: the connection is busy, not idle. */
+static void start_request(int fd)
+{
+  assert_int_equal(send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL), 23);
+}
+
+/* Each listener has its own --max-conns. With 2 allowed: two idle HTTP
+ * clients leave the gRPC listener's room alone; a third HTTP client gets
+ * in by closing the oldest idle one (h1, closed unanswered), as nginx and
+ * HAProxy do; when none is idle (each has begun a request), a new one is
+ * closed at once. */
+static void test_max_conns_per_listener(void **state)
 {
   struct gs_proxy_config cfg = {.nworkers = 1};
   struct gs_proxy_grpc *g;
   struct gs_err err = {0};
   struct env e;
   unsigned gport;
-  int gfd, h1, h2, c1, c2, h3;
+  int gfd, h1, h2, h3, h4, c1, c2;
   (void)state;
   gs_http_limits_default(&cfg.limits);
   cfg.limits.max_conns = 2;
@@ -459,20 +500,89 @@ static void test_max_conns_http_and_grpc(void **state)
   assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
   assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
   h1 = dial(e.port);
+  turn(&e, 20);
   h2 = dial(e.port);
   turn(&e, 20); /* both accepted (an idle HTTP client is sent nothing) */
   c1 = dial(gport);
-  assert_int_equal(answered(&e, c1), 0);
-  close(h1);
-  turn(&e, 20); /* the proxy sees h1's end and uncounts it */
+  assert_int_equal(answered(&e, c1), 1); /* the server's SETTINGS: a room of its own */
   c2 = dial(gport);
   assert_int_equal(answered(&e, c2), 1);
   h3 = dial(e.port);
-  assert_int_equal(answered(&e, h3), 0);
+  turn(&e, 20);
+  assert_int_equal(answered(&e, h1), 0); /* the oldest idle one made room */
+  start_request(h3);
+  start_request(h2);
+  turn(&e, 20);
+  h4 = dial(e.port); /* neither h2 nor h3 is idle now */
+  assert_int_equal(answered(&e, h4), 0);
+  assert_int_equal(send(h3, "Host: x\r\n\r\n", 11, MSG_NOSIGNAL), 11);
+  assert_int_equal(answered(&e, h3), 1); /* still served */
+  close(h1);
   close(h2);
+  close(h3);
+  close(h4);
   close(c1);
   close(c2);
-  close(h3);
+  gs_proxy_grpc_free(g);
+  env_free(&e);
+}
+
+/* Turns the loop until the server closes fd; true when it did within 5 s
+ * and sent an HTTP/2 GOAWAY frame first (the frames' types are read from
+ * what arrived, which must be whole frames). */
+static bool closed_by_server(struct env *e, int fd, bool *goaway)
+{
+  uint64_t deadline = gs_loop_now_us() + 5000000;
+  unsigned char buf[4096];
+  size_t len = 0;
+  *goaway = false;
+  while (gs_loop_now_us() < deadline) {
+    ssize_t n;
+    gs_loop_run_once(e->loop, 10);
+    n = recv(fd, buf + len, sizeof(buf) - len, MSG_DONTWAIT);
+    if (n > 0)
+      len += (size_t)n;
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+      for (size_t o = 0; o + 9 <= len; o += 9 + ((size_t)buf[o] << 16 | buf[o + 1] << 8 | buf[o + 2]))
+        *goaway |= buf[o + 3] == 7;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The timeouts of both listeners (200 ms here): an HTTP connection that
+ * sends nothing and an HTTP/2 one without preface are closed at the head
+ * timeout; an HTTP/2 one that sent its preface and SETTINGS but no call
+ * gets GOAWAY at the idle timeout. */
+static void test_listener_timeouts(void **state)
+{
+  static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
+  struct gs_proxy_config cfg = {.nworkers = 1};
+  struct gs_proxy_grpc *g;
+  struct gs_err err = {0};
+  struct env e;
+  unsigned gport;
+  int gfd, h, c1, c2;
+  bool goaway;
+  (void)state;
+  gs_http_limits_default(&cfg.limits);
+  cfg.limits.read_timeout_ms = cfg.limits.idle_timeout_ms = 200;
+  env_init(&e, &cfg);
+  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
+  assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
+  h = dial(e.port);
+  c1 = dial(gport);
+  c2 = dial(gport);
+  assert_int_equal(send(c2, preface, sizeof(preface) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(preface) - 1);
+  assert_true(closed_by_server(&e, h, &goaway));
+  assert_true(closed_by_server(&e, c1, &goaway));
+  assert_false(goaway); /* no preface: nothing more is said to it */
+  assert_true(closed_by_server(&e, c2, &goaway));
+  assert_true(goaway);
+  close(h);
+  close(c1);
+  close(c2);
   gs_proxy_grpc_free(g);
   env_free(&e);
 }
@@ -482,12 +592,14 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_forward),
       cmocka_unit_test(test_no_worker_503),
+      cmocka_unit_test(test_body_budget_503),
       cmocka_unit_test(test_hung_worker_504_then_ejected),
       cmocka_unit_test(test_retry_on_refused),
       cmocka_unit_test(test_upstream_reuse),
       cmocka_unit_test(test_admin),
       cmocka_unit_test(test_admin_token),
-      cmocka_unit_test(test_max_conns_http_and_grpc),
+      cmocka_unit_test(test_max_conns_per_listener),
+      cmocka_unit_test(test_listener_timeouts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
