@@ -325,9 +325,10 @@ static int run_jobs(struct cli *c, int argc, char **argv)
   struct gs_err err = {0};
   char dir[PATH_MAX];
   unsigned n;
-  int rc;
-  if ((rc = dir_only(c, argc, argv, usage, dir)) <= 0)
+  int rc = dir_only(c, argc, argv, usage, dir);
+  if (rc <= 0)
     return -rc;
+  rc = GS_EXIT_OK;
   if (gs_jobs_list(&err, dir, on_list_note, &l, &jobs, &n) != 0)
     return cli_fail(&err);
   if (c->json) {
