@@ -320,7 +320,7 @@ int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resolving config %s", cfg->name);
   sel->ngpu = ngpu;
   for (unsigned g = 0; g < ngpu; g++)
-    claimed[g] = -1;
+    claimed[g] = sel->entry[g] = -1;
   for (unsigned k = 0; k < cfg->nentry; k++) {
     if ((rc = check_devices(&r, k, gpus, ngpu)) != 0)
       goto fail;
@@ -333,7 +333,7 @@ int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
                   g, claimed[g]);
         goto fail;
       }
-      claimed[g] = (int)k;
+      claimed[g] = sel->entry[g] = (int)k;
       sel->named[g] = true;
       /* As mig-parted: `devices: all` passes over GPUs without MIG, and
        * there is nothing to do on them when MIG is to be off. */
