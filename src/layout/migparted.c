@@ -474,7 +474,7 @@ static int mp_open(struct gs_err *err, struct mp *m, struct gs_backend *b, const
     for (unsigned g = 0; g < m->ngpu && rc == 0; g++)
       rc = b->ops->gpu_info(b, err, g, &infos[g]);
   if (rc == 0)
-    rc = gs_layout_resolve(err, f, cfg, infos, m->ngpu, &m->sel);
+    rc = gs__layout_resolve_mig_parted(err, f, cfg, infos, m->ngpu, &m->sel);
   free(infos);
   return rc;
 }

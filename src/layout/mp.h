@@ -7,6 +7,12 @@
 
 #include "layout/layout.h"
 
+/* gs_layout_resolve as mig-parted reads a config: a GPU index this machine
+ * lacks names no GPU (one file serves nodes of different sizes). */
+int gs__layout_resolve_mig_parted(struct gs_err *err, const struct gs_layout_file *f,
+                                  const struct gs_layout_config *cfg, const struct gs_gpu_info *gpus,
+                                  unsigned ngpu, struct gs_layout_selection *sel);
+
 /* One log line (debug lines only when the logger asks for them). */
 void gs__mp_log(const struct gs_layout_logger *log, enum gs_layout_log_level level, const char *fmt, ...)
     GS_PRINTF(3, 4);

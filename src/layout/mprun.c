@@ -74,41 +74,48 @@ int gs__mp_run(struct gs_err *err, const struct gs__mp_steps *s, const struct gs
 
 /* The emulator's reset of every GPU, reported as nvidia-smi -r reports it:
  * a line per GPU reset, or the GPUs it could not reset; exit status 255 when
- * a process holds one, 3 ("not available on target device", its man page)
- * when the machine forbids resets. */
+ * a process holds one (then none is reset: we take nvidia-smi to check them
+ * all first, which its report of every busy GPU suggests), 3 ("not available
+ * on target device", its man page) when the machine forbids resets. */
 static int emu_reset_all(struct gs_err *err, struct gs_backend *b, unsigned ngpu, char *out, size_t size)
 {
+  struct gs_proc_info *procs = calloc(GS_BACKEND_MAX_PROCS, sizeof(*procs));
   char failed[GS_ERR_MSG_SIZE] = "";
   size_t used = 0, fused = 0;
   unsigned busy = 0, status = 0;
-  for (unsigned g = 0; g < ngpu; g++) {
-    struct gs_gpu_info info;
-    struct gs_err why = {0};
-    int rc;
-    if ((rc = b->ops->gpu_info(b, err, g, &info)) != 0)
-      return rc;
-    rc = gs_emu_gpu_reset(b, &why, g);
-    if (rc == 0)
-      used += (size_t)snprintf(out + used, used < size ? size - used : 0, "GPU %s was successfully reset.\n",
-                               info.pci_bus_id);
-    else if (rc == GS_E_IN_USE) {
-      busy++;
-      status = 255;
-      fused += (size_t)snprintf(failed + fused, fused < sizeof(failed) ? sizeof(failed) - fused : 0,
-                                "  GPU %s: %s\n", info.pci_bus_id, gs_code_text(rc));
-    } else {
-      status = status ? status : 3;
-      used += (size_t)snprintf(out + used, used < size ? size - used : 0, "Resetting GPU %s is not supported.\n",
-                               info.pci_bus_id);
+  int rc = procs ? 0 : gs_err_set(err, GS_E_NO_MEMORY, "out of memory resetting the GPUs");
+  for (int pass = 0; pass < 2 && rc == 0 && !busy; pass++)
+    for (unsigned g = 0; g < ngpu && rc == 0; g++) {
+      struct gs_gpu_info info;
+      struct gs_err why = {0};
+      unsigned np = 0;
+      if ((rc = b->ops->gpu_info(b, err, g, &info)) != 0)
+        break;
+      if (pass == 0) {
+        if (b->ops->processes(b, NULL, g, procs, &np) == 0 && np > 0 && ++busy)
+          fused += (size_t)snprintf(failed + fused, fused < sizeof(failed) ? sizeof(failed) - fused : 0,
+                                    "  GPU %s: %s\n", info.pci_bus_id, gs_code_text(GS_E_IN_USE));
+      } else if (gs_emu_gpu_reset(b, &why, g) == 0)
+        used += (size_t)snprintf(out + used, used < size ? size - used : 0, "GPU %s was successfully reset.\n",
+                                 info.pci_bus_id);
+      else {
+        status = 3;
+        used += (size_t)snprintf(out + used, used < size ? size - used : 0, "Resetting GPU %s is not supported.\n",
+                                 info.pci_bus_id);
+      }
     }
-  }
-  if (busy)
-    snprintf(out + used, used < size ? size - used : 0,
+  free(procs);
+  if (rc)
+    return rc;
+  if (busy) {
+    status = 255;
+    snprintf(out, size,
              "The following GPUs could not be reset:\n%s\n%u device%s currently being used by one or more other "
              "processes (e.g., Fabric Manager, CUDA application, graphics application such as an X server, or a "
              "monitoring application such as another instance of nvidia-smi). Please first kill all processes "
              "using %s and all compute applications running in the system.\n",
              failed, busy, busy == 1 ? " is" : "s are", busy == 1 ? "this device" : "these devices");
+  }
   return status ? gs_err_set(err, GS_E_UNKNOWN, "exit status %u", status) : 0;
 }
 

@@ -3,7 +3,7 @@
  * each profile name resolved against that GPU's own model, so one file can
  * serve A100s and H100s alike. mig-parted's CI-level names ("1c.3g.20gb": 3)
  * are packed into as few GPU instances as hold them, as mig-parted does. */
-#include "layout/layout.h"
+#include "layout/mp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@ struct rctx {
   struct gs_err *err;
   const struct gs_layout_file *f;
   const struct gs_layout_config *cfg;
+  bool lenient;   /* as mig-parted: an index this machine lacks names no GPU */
 };
 
 /* "<file>:<line>: config NAME entry N: <what>" */
@@ -103,7 +104,7 @@ static int check_devices(const struct rctx *r, unsigned k, const struct gs_gpu_i
                                  "optionally :0xSUBSYSTEM) nor a GPU model (`gpuslice models`)",
                   e->filter[i]);
   }
-  for (unsigned i = 0; i < e->ndev; i++)
+  for (unsigned i = 0; i < e->ndev && !r->lenient; i++)
     if (e->dev[i] >= ngpu)
       return rbad(r, e->line, k, "devices: GPU %u does not exist; this machine has GPUs 0..%u "
                                  "(`gpuslice list`)",
@@ -308,11 +309,26 @@ static int build_target(const struct rctx *r, unsigned k, const struct gs_gpu_in
   return check_fits(r, k, g, t);
 }
 
+static int resolve(struct rctx r, const struct gs_gpu_info *gpus, unsigned ngpu, struct gs_layout_selection *sel);
+
 int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
                       const struct gs_layout_config *cfg, const struct gs_gpu_info *gpus,
                       unsigned ngpu, struct gs_layout_selection *sel)
 {
-  struct rctx r = {err, f, cfg};
+  return resolve((struct rctx){err, f, cfg, false}, gpus, ngpu, sel);
+}
+
+int gs__layout_resolve_mig_parted(struct gs_err *err, const struct gs_layout_file *f,
+                                  const struct gs_layout_config *cfg, const struct gs_gpu_info *gpus,
+                                  unsigned ngpu, struct gs_layout_selection *sel)
+{
+  return resolve((struct rctx){err, f, cfg, true}, gpus, ngpu, sel);
+}
+
+static int resolve(struct rctx r, const struct gs_gpu_info *gpus, unsigned ngpu, struct gs_layout_selection *sel)
+{
+  struct gs_err *err = r.err;
+  const struct gs_layout_config *cfg = r.cfg;
   int claimed[GS_BACKEND_MAX_GPUS];
   int rc;
   memset(sel, 0, sizeof(*sel));
