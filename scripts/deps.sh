@@ -9,9 +9,10 @@ set -euo pipefail
 # and nghttp (nghttp2-client, whose h2load bench/grpc.sh also uses).
 # tests/nvml/test-nvml-rust-client.sh builds an NVML client offline on Debian's
 # Rust crates of NVIDIA's API (nvml-wrapper, nvml-wrapper-sys).
+# tests/plan/k8s_check.py reads the Kubernetes export with python3-yaml.
 need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3 libh2o-dev libuv1-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler nghttp2-client
-      python3-grpcio python3-protobuf protobuf-compiler
+      python3-grpcio python3-protobuf protobuf-compiler python3-yaml
       cargo rustc librust-nvml-wrapper-dev librust-nvml-wrapper-sys-dev)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
 [ "${GS_WITH_TSAN:-0}" = 1 ] && need+=(libtsan2)

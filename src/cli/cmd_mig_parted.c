@@ -695,10 +695,13 @@ static int run_checkpoint(struct mp *m)
     rc = fatal("%s", err.msg);
   else if (!(f = fopen(m->val[0], "w")))
     rc = fatal("error creating checkpoint file: open %s: %s", m->val[0], strerror(errno));
-  else if ((fputs(json, f) < 0) | (fclose(f) != 0))
-    rc = fatal("error writing checkpoint file: write %s: %s", m->val[0], strerror(errno));
-  else
-    printf("MIG configuration checkpointed successfully\n");
+  else {
+    bool written = fputs(json, f) >= 0;
+    if (fclose(f) != 0 || !written)
+      rc = fatal("error writing checkpoint file: write %s: %s", m->val[0], strerror(errno));
+    else
+      printf("MIG configuration checkpointed successfully\n");
+  }
   free(json);
   gs_backend_close(b);
   return rc;
