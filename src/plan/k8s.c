@@ -221,8 +221,9 @@ int gs_plan_export_k8s(struct gs_err *err, FILE *out, const struct gs_plan_fleet
       fprintf(out, "kubectl label node %s nvidia.com/mig.config=plan-%s nvidia.com/device-plugin.config=%s "
                    "--overwrite\n", f->gpu[n[i].a].node, f->gpu[n[i].a].node, n[i].name);
   else {
-    fprintf(out, "# Kubernetes objects from `gpuslice plan` for NVIDIA's GPU operator: `kubectl apply -f` this\n"
-                 "# file (docs/kubernetes.md). Nodes are only labelled.\n");
+    if (part == GS_PLAN_K8S_ALL)
+      fprintf(out, "# Kubernetes objects from `gpuslice plan` for NVIDIA's GPU operator: `kubectl apply -f`\n"
+                   "# this file (docs/kubernetes.md). Nodes are only labelled.\n");
     device_plugin_map(out, n, count, ns);
     if (part == GS_PLAN_K8S_ALL && (rc = mig_parted_map(err, out, f, ns)) == 0)
       for (unsigned i = 0; i < count; i++)
