@@ -242,6 +242,21 @@ static void fmt_devices_map(const struct gs_layout_entry *e, char *buf, size_t s
 
 /* ---- assert ---- */
 
+/* Whether gpu's devices already are what the entry asks (mig-parted skips it then). */
+static int counts_match(struct gs_err *err, struct mp *m, unsigned gpu, const struct gs_gpu_info *info,
+                        struct gs_layout_current *cur, bool *same)
+{
+  struct gs__mp_counts have, want;
+  int rc = gs_layout_read_current(err, m->b, gpu, cur);
+  if (rc)
+    return rc;
+  gs__mp_counts_current(cur, &have);
+  gs__mp_counts_target(info->model, &m->sel.target[gpu], &want);
+  *same = gs__mp_counts_equal(&have, &want);
+  return 0;
+}
+
+
 static int visit_assert_mode(struct gs_err *err, struct mp *m, const struct gs_layout_entry *e, unsigned gpu,
                              const struct gs_gpu_info *info)
 {
@@ -262,8 +277,8 @@ static int visit_assert_config(struct gs_err *err, struct mp *m, const struct gs
                                const struct gs_gpu_info *info)
 {
   struct gs_layout_current cur;
-  struct gs__mp_counts have, want;
   char map[512];
+  bool same = false;
   int rc;
   if ((!capable(info) && !e->mig_enabled) || (!e->mig_enabled && !info->mig_current)) {
     m->matched++;
@@ -272,13 +287,11 @@ static int visit_assert_config(struct gs_err *err, struct mp *m, const struct gs
   if (!info->mig_current)
     return gs_err_set(err, GS_E_NOT_SUPPORTED, "error getting MIGConfig: error asserting MIG enabled: MIG "
                                                "mode disabled");
-  if ((rc = gs_layout_read_current(err, m->b, gpu, &cur)) != 0)
-    return rc;
   fmt_devices_map(e, map, sizeof(map));
   gs__mp_log(m->log, GS_LAYOUT_DEBUG, "    Asserting MIG config: %s", map);
-  gs__mp_counts_current(&cur, &have);
-  gs__mp_counts_target(info->model, &m->sel.target[gpu], &want);
-  m->matched += gs__mp_counts_equal(&have, &want);
+  if ((rc = counts_match(err, m, gpu, info, &cur, &same)) != 0)
+    return rc;
+  m->matched += same;
   return 0;
 }
 
@@ -376,20 +389,6 @@ static int built_layout(struct gs_err *err, const struct gs_geom_model *model, c
     gs_layout_plan_final(&empty, t, plan, out);
   free(plan);
   return rc;
-}
-
-/* Whether gpu's devices already are what the entry asks (mig-parted skips it then). */
-static int counts_match(struct gs_err *err, struct mp *m, unsigned gpu, const struct gs_gpu_info *info,
-                        struct gs_layout_current *cur, bool *same)
-{
-  struct gs__mp_counts have, want;
-  int rc = gs_layout_read_current(err, m->b, gpu, cur);
-  if (rc)
-    return rc;
-  gs__mp_counts_current(cur, &have);
-  gs__mp_counts_target(info->model, &m->sel.target[gpu], &want);
-  *same = gs__mp_counts_equal(&have, &want);
-  return 0;
 }
 
 static int check_config(struct gs_err *err, struct mp *m, const struct gs_layout_entry *e, unsigned gpu,
