@@ -104,8 +104,8 @@ static bool yaml_key_less(const char *a, const char *b)
   return la < lb;
 }
 
-/* Orders names[0..n) into order[] by less. */
-static void sort_names(const char (*names)[GS_GEOM_NAME_SIZE], size_t stride, unsigned n, unsigned *order,
+/* Orders the n names of `stride` bytes each at `names` into order[] by less. */
+static void sort_names(const void *names, size_t stride, unsigned n, unsigned *order,
                        bool (*less)(const char *, const char *))
 {
   for (unsigned i = 0; i < n; i++) {
@@ -178,11 +178,8 @@ static void yaml_entry(FILE *f, const struct entry *e)
 
 static void write_yaml(FILE *f, const struct spec *s)
 {
-  char names[MAX_CONFIGS][GS_GEOM_NAME_SIZE];
   unsigned order[MAX_CONFIGS];
-  for (unsigned i = 0; i < s->n; i++)
-    snprintf(names[i], sizeof(names[i]), "%s", s->c[i].name);
-  sort_names((const char (*)[GS_GEOM_NAME_SIZE])names, GS_GEOM_NAME_SIZE, s->n, order, yaml_key_less);
+  sort_names(s->c[0].name, sizeof(s->c[0]), s->n, order, yaml_key_less);
   fputs("version: v1\nmig-configs:\n", f);
   for (unsigned i = 0; i < s->n; i++) {
     const struct config *c = &s->c[order[i]];
@@ -225,13 +222,10 @@ static json_t *json_entry(const struct entry *e)
 
 static int write_json(struct gs_err *err, FILE *f, const struct spec *s)
 {
-  char names[MAX_CONFIGS][GS_GEOM_NAME_SIZE];
   unsigned order[MAX_CONFIGS];
   json_t *root = json_object(), *configs = json_object();
   int rc;
-  for (unsigned i = 0; i < s->n; i++)
-    snprintf(names[i], sizeof(names[i]), "%s", s->c[i].name);
-  sort_names((const char (*)[GS_GEOM_NAME_SIZE])names, GS_GEOM_NAME_SIZE, s->n, order, byte_less);
+  sort_names(s->c[0].name, sizeof(s->c[0]), s->n, order, byte_less);
   for (unsigned i = 0; i < s->n; i++) {
     json_t *list = json_array();
     for (unsigned k = 0; k < s->c[order[i]].n; k++)
@@ -441,7 +435,7 @@ static int add_balanced(struct gs_err *err, struct spec *s, const struct found *
                         const struct gs_layout_logger *log)
 {
   static const unsigned want7[4] = {0, 2, 1, 1}, want4[4] = {0, 2, 1, 0};
-  char ids[GS_BACKEND_MAX_GPUS][GS_GEOM_NAME_SIZE];
+  char ids[GS_BACKEND_MAX_GPUS][ID_SIZE];
   unsigned order[GS_BACKEND_MAX_GPUS], nu = 0;
   struct config *c = NULL;
   for (unsigned i = 0; i < n; i++) {
@@ -449,9 +443,9 @@ static int add_balanced(struct gs_err *err, struct spec *s, const struct found *
     for (k = 0; k < nu && strcmp(ids[k], f[i].id) != 0; k++)
       ;
     if (k == nu && nu < GS_BACKEND_MAX_GPUS)
-      snprintf(ids[nu++], GS_GEOM_NAME_SIZE, "%s", f[i].id);
+      snprintf(ids[nu++], ID_SIZE, "%s", f[i].id);
   }
-  sort_names((const char (*)[GS_GEOM_NAME_SIZE])ids, GS_GEOM_NAME_SIZE, nu, order, byte_less);
+  sort_names(ids, ID_SIZE, nu, order, byte_less);
   for (unsigned d = 0; d < nu; d++) {
     const struct gs_geom_gi_profile *best[4] = {NULL};
     const unsigned *want;
@@ -564,7 +558,7 @@ static int build_generated(struct gs_err *err, struct spec *s, const struct foun
   c->e[c->n++] = (struct entry){.all = true, .enabled = true};
   if ((rc = add_balanced(err, s, f, n, nids, log)) != 0)
     return rc;
-  sort_names((const char (*)[GS_GEOM_NAME_SIZE])names, GS_GEOM_NAME_SIZE, nn, order, byte_less);
+  sort_names(names, GS_GEOM_NAME_SIZE, nn, order, byte_less);
   for (unsigned k = 0; k < nn; k++)
     if ((rc = add_profile(err, s, names[order[k]], f, n, nids, log)) != 0)
       return rc;
