@@ -277,7 +277,7 @@ int gs_layout_recover(struct gs_err *err, struct gs_backend *b, const struct gs_
 
 /* Writes the machine's current layout as a config named `name` that apply
  * reproduces: ours keeps placements and compute instances exactly; mig-parted's
- * can say only counts. The caller frees *yaml. */
+ * says only counts (as gs_layout_mp_export writes it). The caller frees *yaml. */
 int gs_layout_export(struct gs_err *err, struct gs_backend *b, enum gs_layout_format format,
                      const char *name, char **yaml);
 
