@@ -15,7 +15,6 @@
 #include <strings.h>
 
 #define MAX_CONFIGS 64
-#define MAX_ENTRIES GS_BACKEND_MAX_GPUS
 #define ID_SIZE 16 /* "0x20B010DE" */
 
 /* One entry of a v1 spec, as mig-parted's MigConfigSpec holds it. */
@@ -34,11 +33,12 @@ struct entry {
 struct config {
   char name[GS_LAYOUT_NAME_SIZE];
   unsigned n;
-  struct entry *e;              /* MAX_ENTRIES of them */
+  struct entry *e;              /* spec.room of them */
 };
 
 struct spec {
   unsigned n;
+  unsigned room;                /* entries a config may need: one per GPU at most */
   struct config c[MAX_CONFIGS];
 };
 
@@ -56,7 +56,7 @@ static struct config *add_config(struct gs_err *err, struct spec *s, const char 
     return NULL;
   }
   c = &s->c[s->n];
-  if (!(c->e = calloc(MAX_ENTRIES, sizeof(*c->e)))) {
+  if (!(c->e = calloc(s->room ? s->room : 1, sizeof(*c->e)))) {
     gs_err_set(err, GS_E_NO_MEMORY, "out of memory writing the config");
     return NULL;
   }
@@ -348,22 +348,22 @@ static int export_gpu(struct gs_err *err, struct gs_backend *b, unsigned g, stru
 int gs_layout_mp_export(struct gs_err *err, struct gs_backend *b, const char *label, bool json, char **out)
 {
   struct spec *s = calloc(1, sizeof(*s));
-  struct entry *per_gpu = calloc(GS_BACKEND_MAX_GPUS, sizeof(*per_gpu));
-  struct config *c;
+  struct entry *per_gpu = NULL;
+  struct config *c = NULL;
   unsigned n = 0;
-  int rc = 0;
+  int rc = s ? b->ops->gpu_count(b, err, &n) : gs_err_set(err, GS_E_NO_MEMORY, "out of memory exporting");
   *out = NULL;
-  if (!s || !per_gpu)
-    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory exporting the layout");
-  else if ((rc = b->ops->gpu_count(b, err, &n)) == 0 && (c = add_config(err, s, label)) != NULL) {
-    for (unsigned g = 0; g < n && rc == 0; g++)
-      rc = export_gpu(err, b, g, &per_gpu[g]);
-    if (rc == 0) {
-      merge(per_gpu, n, c);
-      rc = render(err, s, json, out);
-    }
-  } else if (rc == 0)
-    rc = err ? err->code : GS_E_NO_MEMORY;
+  if (rc == 0) {
+    s->room = n;
+    if (!(per_gpu = calloc(n ? n : 1, sizeof(*per_gpu))) || !(c = add_config(err, s, label)))
+      rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory exporting the layout");
+  }
+  for (unsigned g = 0; g < n && rc == 0; g++)
+    rc = export_gpu(err, b, g, &per_gpu[g]);
+  if (rc == 0) {
+    merge(per_gpu, n, c);
+    rc = render(err, s, json, out);
+  }
   spec_free(s);
   free(s);
   free(per_gpu);
@@ -576,6 +576,7 @@ int gs_layout_mp_generate(struct gs_err *err, struct gs_backend *b, bool json, c
   if (!f || !s)
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory generating the config");
   else if ((rc = b->ops->gpu_count(b, err, &ngpu)) == 0) {
+    s->room = ngpu;
     for (unsigned g = 0; g < ngpu && rc == 0; g++) {
       struct gs_gpu_info info;
       if ((rc = b->ops->gpu_info(b, err, g, &info)) == 0) {
