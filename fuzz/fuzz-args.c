@@ -6,7 +6,8 @@
  * bench's CSV, a log directory) lands there too. Its contents are discarded
  * every 256 runs (so a finding may need the runs before it: rerun with
  * -runs=N over the corpus, or replay the input after the same history).
- * Any command line must end in an exit status 0..3: no crash, no leak
+ * A first word "nvidia-mig-parted" runs that command line instead (main.c's
+ * dispatch on argv[0]). Any command line must end in an exit status 0..3: no crash, no leak
  * (ASan), no hang. The command line's output goes to /dev/null. */
 #include <stdint.h>
 #include <stdio.h>
@@ -133,7 +134,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(copy);
     return -1;
   }
-  rc = cli_main(argc, argv);
+  /* A first word "nvidia-mig-parted" is gpuslice run under that name. */
+  if (argc > 1 && strcmp(argv[1], "nvidia-mig-parted") == 0)
+    rc = cli_mig_parted_main(argc - 1, argv + 1);
+  else
+    rc = cli_main(argc, argv);
   fflush(stdout);
   fflush(stderr);
   free(copy);

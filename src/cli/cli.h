@@ -6,6 +6,7 @@
 #define GS_CLI_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -73,6 +74,13 @@ const struct option *cli_job_options(void);
 const char *cli_login_name(void);
 /* Checks the request against the machine and fills req->gpu from -i. */
 int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b);
+
+/* The apply lock and journal (cmd_layout.c): $GPUSLICE_APPLY_LOCK, else
+ * beside the emulator's state, else /var/lib/gpuslice/apply. */
+void cli_apply_lock_path(struct gs_backend *b, char out[PATH_MAX]);
+
+/* `nvidia-mig-parted ...`: gpuslice run under that name (cmd_mig_parted.c). */
+int cli_mig_parted_main(int argc, char **argv);
 
 /* Opens the backend on first call; prints the emulator notice once. */
 int cli_backend(struct cli *c, struct gs_backend **out);

@@ -73,8 +73,7 @@ static int need_file(struct layout_opts *o, const char *usage)
   return 0;
 }
 
-/* The lock and journal: beside the emulator's state, or in /var/lib/gpuslice. */
-static void lock_path(struct gs_backend *b, char out[PATH_MAX])
+void cli_apply_lock_path(struct gs_backend *b, char out[PATH_MAX])
 {
   const char *env = getenv("GPUSLICE_APPLY_LOCK"), *emu = gs_emu_state_path(b);
   if (env && *env)
@@ -461,7 +460,7 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
     goto out;
   }
   hook_env(&o, env, envp);
-  lock_path(b, lock);
+  cli_apply_lock_path(b, lock);
   ao.hooks = hooks;
   ao.hook_env = envp;
   ao.config_name = o.config;
@@ -552,7 +551,7 @@ static int run_recover(struct cli *c, int argc, char **argv)
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   r.b = b;
-  lock_path(b, lock);
+  cli_apply_lock_path(b, lock);
   ao.lock_path = lock;
   ao.wait_seconds = o.wait;
   ao.force = o.force;

@@ -14,10 +14,10 @@
 #include "plan/plan.h"
 
 enum { OPT_FLEET = 1000, OPT_GPUS, OPT_POLICY, OPT_INCREMENTAL, OPT_EXPORT, OPT_NODES, OPT_PODS,
-       OPT_MODE, OPT_INFLATE, OPT_WORKLOADS, OPT_SEED, OPT_MIX, OPT_SEEDS };
+       OPT_MODE, OPT_INFLATE, OPT_WORKLOADS, OPT_SEED, OPT_MIX, OPT_SEEDS, OPT_NAMESPACE };
 
 struct plan_args {
-  const char *fleet, *gpus, *export_kind, *nodes, *pods, *mode, *mix;
+  const char *fleet, *gpus, *export_kind, *nodes, *pods, *mode, *mix, *ns;
   enum gs_plan_policy policy;
   bool incremental;
   double inflate;
@@ -48,6 +48,7 @@ static int on_plan_opt(struct cli *c, int ch, const char *v, void *arg)
   case OPT_PODS: a->pods = v; return 0;
   case OPT_MODE: a->mode = v; return 0;
   case OPT_MIX: a->mix = v; return 0;
+  case OPT_NAMESPACE: a->ns = v; return 0;
   case OPT_INCREMENTAL: a->incremental = true; return 0;
   case OPT_WORKLOADS: return parse_count(v, "--workloads", GS_PLAN_MAX_REPLICAS, &a->nworkloads);
   case OPT_SEED:
@@ -82,6 +83,7 @@ static const struct option plan_opts[] = {
     {"policy", required_argument, NULL, OPT_POLICY},
     {"incremental", no_argument, NULL, OPT_INCREMENTAL},
     {"export", required_argument, NULL, OPT_EXPORT},
+    {"namespace", required_argument, NULL, OPT_NAMESPACE},
     {"nodes", required_argument, NULL, OPT_NODES},
     {"pods", required_argument, NULL, OPT_PODS},
     {"mode", required_argument, NULL, OPT_MODE},
@@ -209,17 +211,20 @@ static void print_text(const struct gs_plan_workloads *w, const struct gs_plan_f
          r->created, r->destroyed, r->moved);
 }
 
-static int export_plan(const char *kind, const struct gs_plan_fleet *f)
+static int export_plan(const char *kind, const char *ns, const struct gs_plan_fleet *f)
 {
+  struct gs_err err = {0};
   int rc;
   if (strcmp(kind, "mig-parted") == 0)
     rc = gs_plan_export_mig_parted(stdout, f);
   else if (strcmp(kind, "gpuslice") == 0)
     rc = gs_plan_export_gpuslice(stdout, f);
-  else if (strcmp(kind, "labels") == 0)
-    rc = gs_plan_export_labels(stdout, f);
-  else if (strcmp(kind, "device-plugin") == 0)
-    rc = gs_plan_export_device_plugin(stdout, f);
+  else if (strcmp(kind, "kubernetes") == 0 || strcmp(kind, "labels") == 0 || strcmp(kind, "device-plugin") == 0)
+    return gs_plan_export_k8s(&err, stdout, f, ns ? ns : "gpu-operator",
+                              kind[0] == 'k' ? GS_PLAN_K8S_ALL : kind[0] == 'l' ? GS_PLAN_K8S_LABELS
+                                                                                : GS_PLAN_K8S_DEVICE_PLUGIN)
+               ? plan_fail(&err)
+               : GS_EXIT_OK;
   else
     rc = gs_plan_export_gres(stdout, f);
   return rc ? GS_EXIT_STATE : GS_EXIT_OK;
@@ -256,8 +261,8 @@ static int plan_file(struct cli *c, const char *path, const struct plan_args *a)
   int rc;
   if (a->export_kind && strcmp(a->export_kind, "mig-parted") != 0 && strcmp(a->export_kind, "gpuslice") != 0 &&
       strcmp(a->export_kind, "labels") != 0 && strcmp(a->export_kind, "device-plugin") != 0 &&
-      strcmp(a->export_kind, "gres") != 0)
-    return cli_usage("--export '%s': expected mig-parted, gpuslice, labels, device-plugin or gres",
+      strcmp(a->export_kind, "gres") != 0 && strcmp(a->export_kind, "kubernetes") != 0)
+    return cli_usage("--export '%s': expected mig-parted, gpuslice, kubernetes, labels, device-plugin or gres",
                      a->export_kind);
   if ((rc = read_input(path, "workload file", &text, &len)) != 0)
     return rc;
@@ -276,7 +281,7 @@ static int plan_file(struct cli *c, const char *path, const struct plan_args *a)
     goto out;
   }
   if (a->export_kind)
-    rc = export_plan(a->export_kind, &f);
+    rc = export_plan(a->export_kind, a->ns, &f);
   else if (c->json)
     rc = print_json(&w, &f, &r, a->policy);
   else
@@ -440,7 +445,8 @@ static int run_plan(struct cli *c, int argc, char **argv)
 {
   static const char usage[] =
       "gpuslice plan WORKLOADS.yaml (--fleet FLEET.yaml | --gpus MODEL:N[,...]) [--policy P]\n"
-      "              [--incremental] [--export mig-parted|gpuslice|labels|device-plugin|gres] [--json]\n"
+      "              [--incremental] [--export mig-parted|gpuslice|kubernetes|labels|device-plugin|gres]\n"
+      "              [--namespace NS (kubernetes; default gpu-operator)] [--json]\n"
       "       gpuslice plan replay --nodes NODES.csv --pods PODS.csv [--mode fractional|mig]\n"
       "              [--policy P] [--inflate 1.3] [--seed S] [--seeds N] [--json]\n"
       "       gpuslice plan synthetic --gpus N --workloads M [--mix small|varied] [--seed S]\n"

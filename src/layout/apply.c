@@ -84,8 +84,8 @@ static void keep_gi(const struct gs_layout_current_gi *c, const struct gs_layout
 
 /* The concrete layout the plan leads to: what the journal records, so that
  * recovery rebuilds exactly this and not another equally valid one. */
-static void final_layout(const struct gs_layout_current *cur, const struct gs_layout_target *want,
-                         const struct gs_layout_plan *p, struct gs_layout_target *out)
+void gs_layout_plan_final(const struct gs_layout_current *cur, const struct gs_layout_target *want,
+                          const struct gs_layout_plan *p, struct gs_layout_target *out)
 {
   memset(out, 0, sizeof(*out));
   out->mig_enabled = want->mig_enabled;
@@ -222,7 +222,7 @@ static int read_journal(struct gs_err *err, struct gs_backend *b, const char *pa
 /* ---- running a plan ---- */
 
 static int run_op(struct gs_err *err, struct gs_backend *b, unsigned gpu, const struct gs_layout_op *op,
-                  const unsigned *made, unsigned *new_id)
+                  const unsigned *made, bool pending_ok, unsigned *new_id)
 {
   struct gs_gi_info gi;
   struct gs_ci_info ci;
@@ -236,7 +236,7 @@ static int run_op(struct gs_err *err, struct gs_backend *b, unsigned gpu, const 
   case GS_LAYOUT_SET_MIG:
     if ((rc = b->ops->set_mig_mode(b, err, gpu, op->mig_enable, &activation)) != 0)
       return rc;
-    if (activation)
+    if (activation && !pending_ok)
       return gs_err_set(err, activation,
                         "GPU %u: MIG mode is now pending (%s); reset the GPU or reboot, then apply "
                         "again to create the instances",
@@ -261,7 +261,7 @@ static int run_plan(struct gs_err *err, struct gs_backend *b, unsigned gpu,
 {
   unsigned made[GS_LAYOUT_MAX_OPS] = {0};
   for (unsigned i = 0; i < p->nops; i++) {
-    int rc = run_op(err, b, gpu, &p->op[i], made, &made[i]);
+    int rc = run_op(err, b, gpu, &p->op[i], made, o->pending_ok, &made[i]);
     if (o->on_op)
       o->on_op(o->arg, gpu, &p->op[i], made[i], rc, err);
     if (rc)
@@ -284,8 +284,7 @@ static void list_pids(struct gs_backend *b, unsigned gpu, char *buf, size_t size
   free(procs);
 }
 
-/* --mode-only: the target is the GPU as it is, with the config's MIG mode. */
-static void mode_only_target(const struct gs_layout_current *cur, bool enable, struct gs_layout_target *out)
+void gs_layout_target_of(const struct gs_layout_current *cur, bool enable, struct gs_layout_target *out)
 {
   memset(out, 0, sizeof(*out));
   out->mig_enabled = enable;
@@ -313,7 +312,7 @@ static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_la
     if (!sel->touched[g])
       continue;
     if ((rc = gs_layout_read_current(err, b, g, &cur)) == 0 && o->mode_only) {
-      mode_only_target(&cur, want->mig_enabled, &mode_only);
+      gs_layout_target_of(&cur, want->mig_enabled, &mode_only);
       want = &mode_only;
     }
     if (rc != 0 || (rc = gs_layout_plan_gpu(err, infos[g].model, &cur, want, o->force, &plans[g])) != 0) {
@@ -324,7 +323,7 @@ static int plan_all(struct gs_err *err, struct gs_backend *b, const struct gs_la
         gs_err_set(err, rc, "GPU %u: %s%s", g, err ? err->msg : "", pids);
       return rc;
     }
-    final_layout(&cur, want, &plans[g], &finals[g]);
+    gs_layout_plan_final(&cur, want, &plans[g], &finals[g]);
     if (o->on_plan)
       o->on_plan(o->arg, g, &plans[g]);
   }

@@ -57,6 +57,7 @@ static int parse_filter(const struct gs_yaml *c, const yaml_node_t *n, const cha
     return gs_yaml_get_name(c, n, where, e->filter[e->nfilter++], GS_LAYOUT_NAME_SIZE);
   if (!gs_yaml_is_list(n) || gs_yaml_seq_len(n) == 0)
     return gs_yaml_bad(c, n, where, "expected a PCI device id such as 0x20B010DE, or a list of them");
+  e->filter_list = true;
   for (unsigned i = 0; i < gs_yaml_seq_len(n); i++) {
     int rc;
     if (e->nfilter == GS_LAYOUT_MAX_FILTERS)

@@ -41,6 +41,7 @@ struct gs_layout_entry {
   char uuid[GS_BACKEND_MAX_GPUS][GS_BACKEND_UUID_SIZE]; /* ours: select by UUID */
   unsigned nfilter;
   char filter[GS_LAYOUT_MAX_FILTERS][GS_LAYOUT_NAME_SIZE]; /* PCI ids "0x20B010DE" or model keys */
+  bool filter_list;                                        /* written as a list, not one string */
   bool mig_enabled;
   unsigned nspec;
   struct gs_layout_spec spec[GS_LAYOUT_MAX_SPECS];
@@ -82,6 +83,7 @@ struct gs_layout_selection {
   bool named[GS_BACKEND_MAX_GPUS];    /* some entry names the GPU */
   bool touched[GS_BACKEND_MAX_GPUS];  /* to be brought to target[] (named, and MIG-capable
                                          or not skipped); GPUs no entry names are left alone */
+  int entry[GS_BACKEND_MAX_GPUS];     /* the entry that names the GPU, or -1 */
   struct gs_layout_target *target;    /* ngpu of them (heap) */
 };
 
@@ -133,6 +135,12 @@ int gs_layout_hooks_parse(struct gs_err *err, const char *origin, const char *te
  * that fails stops the rest and is the error. */
 int gs_layout_hooks_run(struct gs_err *err, const struct gs_layout_hooks *h,
                         enum gs_layout_hook_point point, char *const *env);
+/* The same as nvidia-mig-parted runs them: env is the hooks' whole
+ * environment (the program is still found on our PATH), their output is
+ * shown only when `output` (its -d), and a failure reads as Go's
+ * ("exit status 1"). */
+int gs_layout_hooks_run_mig_parted(struct gs_err *err, const struct gs_layout_hooks *h,
+                                   enum gs_layout_hook_point point, char *const *env, bool output);
 
 /* ---- the planner: pure logic over one GPU's geometry ---- */
 
@@ -218,6 +226,14 @@ struct gs_layout_plan {
 int gs_layout_plan_gpu(struct gs_err *err, const struct gs_geom_model *m,
                        const struct gs_layout_current *cur, const struct gs_layout_target *want,
                        bool force, struct gs_layout_plan *plan);
+/* The concrete layout a plan leads cur to (every GI with its start, every CI
+ * with its start): what apply journals, and mig-parted's result when cur is
+ * an empty GPU. */
+void gs_layout_plan_final(const struct gs_layout_current *cur, const struct gs_layout_target *want,
+                          const struct gs_layout_plan *p, struct gs_layout_target *out);
+/* The GPU as it is (every GI and CI at its place) with MIG mode `enable`;
+ * no instances when enable is false. What --mode-only applies. */
+void gs_layout_target_of(const struct gs_layout_current *cur, bool enable, struct gs_layout_target *out);
 /* How many steps of kind k the plan has. */
 unsigned gs_layout_plan_count(const struct gs_layout_plan *p, enum gs_layout_op_kind k);
 
@@ -236,6 +252,8 @@ struct gs_layout_apply_opts {
   bool force;               /* destroy busy instances too */
   bool mode_only;           /* only the MIG mode (mig-parted's --mode-only): instances are
                                kept as they are, or removed when MIG is to be disabled */
+  bool pending_ok;          /* a mode change left pending (a process holds the GPU, or no
+                               reset is allowed) is not a failure: mig-parted resets after */
   const struct gs_layout_hooks *hooks; /* NULL: none */
   char *const *hook_env;    /* added to the hooks' environment (NULL-terminated) */
   /* Called with each GPU's plan before anything changes, then after each
@@ -259,8 +277,65 @@ int gs_layout_recover(struct gs_err *err, struct gs_backend *b, const struct gs_
 
 /* Writes the machine's current layout as a config named `name` that apply
  * reproduces: ours keeps placements and compute instances exactly; mig-parted's
- * can say only counts. The caller frees *yaml. */
+ * says only counts (as gs_layout_mp_export writes it). The caller frees *yaml. */
 int gs_layout_export(struct gs_err *err, struct gs_backend *b, enum gs_layout_format format,
                      const char *name, char **yaml);
+
+/* ---- nvidia-mig-parted's own semantics (migparted.c, mpstate.c, mpconfig.c) ----
+ * What `nvidia-mig-parted` does, for gpuslice running under that name: the
+ * same walk over a config's entries and GPUs, the same assert and apply
+ * steps, hooks, GPU reset, checkpoint and export files, the same end states
+ * and the same error texts (lower case, wrapped as mig-parted wraps them;
+ * the CLI capitalises the outermost). Where mig-parted would change some
+ * GPUs and then fail, these find the failure first and change nothing. */
+
+enum gs_layout_log_level { GS_LAYOUT_DEBUG, GS_LAYOUT_INFO, GS_LAYOUT_WARN, GS_LAYOUT_ERROR };
+
+/* Where mig-parted's log lines go; the CLI prints them as logrus does.
+ * `debug` says whether the caller asked for debug lines (-d). */
+struct gs_layout_logger {
+  void (*fn)(void *arg, enum gs_layout_log_level level, const char *msg);
+  void *arg;
+  bool debug;
+};
+
+struct gs_layout_mp_opts {
+  bool mode_only;           /* -m: the MIG mode only */
+  bool skip_reset;          /* -s: no GPU reset after a mode change */
+  const struct gs_layout_hooks *hooks;  /* NULL: none */
+  char *const *hook_env;    /* the hooks' whole environment (NULL-terminated) */
+  bool hook_output;         /* the hooks' output is shown (mig-parted's -d) */
+  const char *lock_path;    /* as gs_layout_apply_opts */
+  unsigned wait_seconds;
+  const struct gs_layout_logger *log;
+};
+
+/* `assert [--mode-only]`: 0 when the config (or its MIG mode) is what the
+ * GPUs have; else GS_E_NOT_FOUND with mig-parted's reason in err (its caller
+ * prints "assertion failure: selected configuration not currently applied"). */
+int gs_layout_mp_assert(struct gs_err *err, struct gs_backend *b, const struct gs_layout_file *f,
+                        const struct gs_layout_config *cfg, bool mode_only, const struct gs_layout_logger *log);
+/* `apply`: apply-start hook; the mode (clearing every walked GPU in MIG mode,
+ * then a reset of all GPUs when one is left pending, unless skip_reset);
+ * unless mode_only the instances of each GPU whose counts differ, rebuilt as
+ * mig-parted builds them; apply-exit hook. */
+int gs_layout_mp_apply(struct gs_err *err, struct gs_backend *b, const struct gs_layout_file *f,
+                       const struct gs_layout_config *cfg, const struct gs_layout_mp_opts *o);
+
+/* `checkpoint`: the MIG state of every MIG-capable GPU as mig-parted's
+ * checkpoint file ({"Version":"v1","MigState":{"Devices":[...]}}). */
+int gs_layout_mp_checkpoint(struct gs_err *err, struct gs_backend *b, char **json);
+/* `restore`: brings the GPUs back to a checkpoint, with hooks, as `apply`. */
+int gs_layout_mp_restore(struct gs_err *err, struct gs_backend *b, const char *path, const char *text,
+                         size_t len, const struct gs_layout_mp_opts *o);
+
+/* `export [-o json] [-l LABEL]`: the current layout as mig-parted writes it
+ * (entries merged across GPUs that agree, `devices: all` where they all do). */
+int gs_layout_mp_export(struct gs_err *err, struct gs_backend *b, const char *label, bool json, char **out);
+/* `generate-config [-o json]`: all-disabled, all-enabled, all-balanced and an
+ * all-<profile> for every GPU-instance profile of the GPUs, as mig-parted
+ * discovers them. */
+int gs_layout_mp_generate(struct gs_err *err, struct gs_backend *b, bool json, char **out,
+                          const struct gs_layout_logger *log);
 
 #endif

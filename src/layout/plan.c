@@ -460,8 +460,7 @@ static int blame_busy(struct gs_err *err, const struct plan_ctx *x)
 struct order_search {
   const struct plan_ctx *x;
   unsigned n;
-  unsigned item[MAXI];       /* target indices of the new GIs */
-  bool used[MAXI];
+  unsigned item[MAXI];       /* target indices of the new GIs; permuted in place */
   struct gs_geom_layout l;   /* kept GIs, then those made so far */
   unsigned order[MAXI], start[MAXI];
   unsigned nodes;
@@ -485,32 +484,46 @@ static bool auto_start(const struct order_search *o, const struct want_gi *w, un
   return false;
 }
 
-/* Tries creation orders (the target's own first, as mig-parted does), each
- * GI landing where the driver's automatic placement would put it. */
+static bool want_twin(const struct want_gi *a, const struct want_gi *b)
+{
+  return a->profile == b->profile && a->start == b->start && ci_lists_equal(a, b);
+}
+
+static void swap_items(struct order_search *o, unsigned a, unsigned b)
+{
+  unsigned t = o->item[a];
+  o->item[a] = o->item[b];
+  o->item[b] = t;
+}
+
+/* Tries creation orders as nvidia-mig-parted does (its
+ * iteratePermutationsUntilSuccess): the target's own order first, then
+ * position `depth` takes each later item in turn by a swap, skipping an item
+ * equal to one already tried there. Each GI lands where the driver's
+ * automatic placement puts it; an order is cut at its first refused create,
+ * which is where mig-parted's attempt of every order with that prefix fails. */
 static bool order_dfs(struct order_search *o, unsigned depth)
 {
   if (depth == o->n)
     return true;
   if (++o->nodes > ORDER_NODE_LIMIT)
     return false;
-  for (unsigned i = 0; i < o->n; i++) {
-    const struct want_gi *w = &o->x->want[o->item[i]];
+  for (unsigned j = depth; j < o->n; j++) {
+    const struct want_gi *w = &o->x->want[o->item[j]];
     bool twin = false;
     unsigned st;
-    for (unsigned k = 0; k < i && !twin; k++) {
-      const struct want_gi *v = &o->x->want[o->item[k]];
-      twin = !o->used[k] && v->profile == w->profile && v->start == w->start;
-    }
-    if (o->used[i] || twin || !auto_start(o, w, &st))
+    for (unsigned k = depth; k < j && !twin; k++)
+      twin = want_twin(&o->x->want[o->item[k]], w);
+    if (twin || !auto_start(o, w, &st))
       continue;
-    o->used[i] = true;
-    o->order[depth] = o->item[i];
+    swap_items(o, depth, j);
+    o->order[depth] = o->item[depth];
     o->start[depth] = st;
     o->l.slot[o->l.n++] = (struct gs_geom_slot){w->profile, (int)st};
     if (order_dfs(o, depth + 1))
       return true;
     o->l.n--;
-    o->used[i] = false;
+    swap_items(o, depth, j);
   }
   return false;
 }

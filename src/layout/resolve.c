@@ -3,7 +3,7 @@
  * each profile name resolved against that GPU's own model, so one file can
  * serve A100s and H100s alike. mig-parted's CI-level names ("1c.3g.20gb": 3)
  * are packed into as few GPU instances as hold them, as mig-parted does. */
-#include "layout/layout.h"
+#include "layout/mp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@ struct rctx {
   struct gs_err *err;
   const struct gs_layout_file *f;
   const struct gs_layout_config *cfg;
+  bool lenient;   /* as mig-parted: an index this machine lacks names no GPU */
 };
 
 /* "<file>:<line>: config NAME entry N: <what>" */
@@ -103,7 +104,7 @@ static int check_devices(const struct rctx *r, unsigned k, const struct gs_gpu_i
                                  "optionally :0xSUBSYSTEM) nor a GPU model (`gpuslice models`)",
                   e->filter[i]);
   }
-  for (unsigned i = 0; i < e->ndev; i++)
+  for (unsigned i = 0; i < e->ndev && !r->lenient; i++)
     if (e->dev[i] >= ngpu)
       return rbad(r, e->line, k, "devices: GPU %u does not exist; this machine has GPUs 0..%u "
                                  "(`gpuslice list`)",
@@ -141,7 +142,27 @@ static int add_gi(const struct rctx *r, const struct gs_layout_spec *s, unsigned
   return 0;
 }
 
-/* A CI profile named on its own ("1c.3g.20gb": 3): CIs packed into GIs. */
+/* Whether one more CI of cp fits in gi beside the CIs it has, as
+ * mig-parted finds out by trying: compute slices and cp's count limit. A GI
+ * with no CI list holds the default CI, which fills it. */
+static bool ci_room(const struct gs_geom_model *m, const struct gs_layout_gi *gi,
+                    const struct gs_geom_ci_profile *cp)
+{
+  struct gs_geom_ci_profile all[GS_GEOM_MAX_CI_PROFILES];
+  unsigned n = gs_geom_ci_profiles(m, gi->profile, all), used = 0, same = 0;
+  if (gi->nci == 0 || gi->nci == GS_GEOM_MAX_INSTANCES)
+    return false;
+  for (unsigned i = 0; i < gi->nci; i++) {
+    same += gi->ci[i].profile_id == cp->id;
+    for (unsigned j = 0; j < n; j++)
+      used += all[j].id == gi->ci[i].profile_id ? all[j].compute_slices : 0;
+  }
+  return same < cp->max_count && used + cp->compute_slices <= gi->profile->compute_slices;
+}
+
+/* A CI profile named on its own ("1c.3g.20gb": 3): each CI goes into the GI
+ * made last when it is of the same profile and has room (mig-parted reuses
+ * its last GI so), else into a new one. */
 static int add_ci_spec(const struct rctx *r, const struct gs_layout_spec *s, unsigned k,
                        const struct gs_gpu_info *g, struct gs_layout_target *t)
 {
@@ -150,7 +171,6 @@ static int add_ci_spec(const struct rctx *r, const struct gs_layout_spec *s, uns
   const struct gs_geom_gi_profile *p = dot ? gs_geom_gi_profile_find(m, dot + 1) : NULL;
   struct gs_geom_ci_profile cp;
   char list[256];
-  unsigned room = 0;
   int rc;
   if (!p || gs_geom_ci_profile_find(m, p, s->profile, &cp) != 0) {
     list_profiles(m, list, sizeof(list));
@@ -159,14 +179,12 @@ static int add_ci_spec(const struct rctx *r, const struct gs_layout_spec *s, uns
   }
   for (unsigned n = 0; n < s->count; n++) {
     struct gs_layout_gi *gi = t->ngi ? &t->gi[t->ngi - 1] : NULL;
-    if (!gi || gi->profile != p || room < cp.compute_slices || gi->nci == cp.max_count) {
+    if (!gi || gi->profile != p || gi->start != s->start || !ci_room(m, gi, &cp)) {
       if ((rc = add_gi(r, s, k, t, p, s->start)) != 0)
         return rc;
       gi = &t->gi[t->ngi - 1];
-      room = p->compute_slices;
     }
     gi->ci[gi->nci++] = (struct gs_layout_ci){.profile_id = cp.id, .start = -1};
-    room -= cp.compute_slices;
   }
   return 0;
 }
@@ -222,27 +240,95 @@ static int check_fits(const struct rctx *r, unsigned k, const struct gs_gpu_info
   return rbad(r, r->cfg->entry[k].line, k, "GPU %u (%s): %s", g->index, g->model->key, why.msg);
 }
 
+/* nvidia-mig-parted's creation order (types.MigConfig.Flatten): more
+ * compute slices of the GI first ("3g" before "1g"), then more of the CI
+ * ("3g.20gb" before "1c.3g.20gb"), then attributes in descending text order
+ * ("+me" before none). A line whose profile the model lacks sorts last; it
+ * is refused when built. */
+struct spec_key {
+  unsigned g, c;
+  char attrs[GS_GEOM_NAME_SIZE];
+};
+
+static void spec_key_of(const struct gs_geom_model *m, const struct gs_layout_spec *s, struct spec_key *k)
+{
+  const struct gs_geom_gi_profile *p = gs_geom_gi_profile_find(m, s->profile);
+  const char *dot = strchr(s->profile, '.'), *plus;
+  struct gs_geom_ci_profile cp;
+  memset(k, 0, sizeof(*k));
+  if (p)
+    k->g = k->c = p->compute_slices;
+  else if (dot && (p = gs_geom_gi_profile_find(m, dot + 1)) && gs_geom_ci_profile_find(m, p, s->profile, &cp) == 0) {
+    k->g = p->compute_slices;
+    k->c = cp.compute_slices;
+  }
+  /* go-nvlib's attributes: the "+a.b" suffix as "a,b"; a "-me" is not one. */
+  if (p && (plus = strchr(p->name, '+')))
+    for (size_t i = 0; plus[i + 1] && i + 1 < sizeof(k->attrs); i++)
+      k->attrs[i] = plus[i + 1] == '.' ? ',' : plus[i + 1];
+}
+
+static bool key_before(const struct spec_key *a, const struct spec_key *b)
+{
+  if (a->g != b->g)
+    return a->g > b->g;
+  if (a->c != b->c)
+    return a->c > b->c;
+  return strcmp(a->attrs, b->attrs) > 0;
+}
+
+/* The entry's lines in mig-parted's order (stable: file order breaks ties,
+ * where mig-parted's unstable sort over a map has no fixed order). */
+static void spec_order(const struct gs_geom_model *m, const struct gs_layout_entry *e, unsigned order[])
+{
+  struct spec_key keys[GS_LAYOUT_MAX_SPECS];
+  for (unsigned i = 0; i < e->nspec; i++) {
+    unsigned j = i;
+    spec_key_of(m, &e->spec[i], &keys[i]);
+    for (; j > 0 && key_before(&keys[i], &keys[order[j - 1]]); j--)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+}
+
 static int build_target(const struct rctx *r, unsigned k, const struct gs_gpu_info *g,
                         struct gs_layout_target *t)
 {
   const struct gs_layout_entry *e = &r->cfg->entry[k];
+  unsigned order[GS_LAYOUT_MAX_SPECS];
   int rc;
   memset(t, 0, sizeof(*t));
   t->mig_enabled = e->mig_enabled;
   if (e->mig_enabled && g->model->ngi == 0)
     return rbad(r, e->line, k, "GPU %u (%s) cannot do MIG; name the MIG GPUs in 'devices' or "
                                "'device-filter'", g->index, g->model->key);
+  spec_order(g->model, e, order);
   for (unsigned i = 0; i < e->nspec; i++)
-    if ((rc = add_spec(r, &e->spec[i], k, g, t)) != 0)
+    if ((rc = add_spec(r, &e->spec[order[i]], k, g, t)) != 0)
       return rc;
   return check_fits(r, k, g, t);
 }
+
+static int resolve(struct rctx r, const struct gs_gpu_info *gpus, unsigned ngpu, struct gs_layout_selection *sel);
 
 int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
                       const struct gs_layout_config *cfg, const struct gs_gpu_info *gpus,
                       unsigned ngpu, struct gs_layout_selection *sel)
 {
-  struct rctx r = {err, f, cfg};
+  return resolve((struct rctx){err, f, cfg, false}, gpus, ngpu, sel);
+}
+
+int gs__layout_resolve_mig_parted(struct gs_err *err, const struct gs_layout_file *f,
+                                  const struct gs_layout_config *cfg, const struct gs_gpu_info *gpus,
+                                  unsigned ngpu, struct gs_layout_selection *sel)
+{
+  return resolve((struct rctx){err, f, cfg, true}, gpus, ngpu, sel);
+}
+
+static int resolve(struct rctx r, const struct gs_gpu_info *gpus, unsigned ngpu, struct gs_layout_selection *sel)
+{
+  struct gs_err *err = r.err;
+  const struct gs_layout_config *cfg = r.cfg;
   int claimed[GS_BACKEND_MAX_GPUS];
   int rc;
   memset(sel, 0, sizeof(*sel));
@@ -250,7 +336,7 @@ int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resolving config %s", cfg->name);
   sel->ngpu = ngpu;
   for (unsigned g = 0; g < ngpu; g++)
-    claimed[g] = -1;
+    claimed[g] = sel->entry[g] = -1;
   for (unsigned k = 0; k < cfg->nentry; k++) {
     if ((rc = check_devices(&r, k, gpus, ngpu)) != 0)
       goto fail;
@@ -263,7 +349,7 @@ int gs_layout_resolve(struct gs_err *err, const struct gs_layout_file *f,
                   g, claimed[g]);
         goto fail;
       }
-      claimed[g] = (int)k;
+      claimed[g] = sel->entry[g] = (int)k;
       sel->named[g] = true;
       /* As mig-parted: `devices: all` passes over GPUs without MIG, and
        * there is nothing to do on them when MIG is to be off. */

@@ -1,8 +1,7 @@
 /* export.c: a planned fleet in the formats the engines that run fleets read:
  * nvidia-mig-parted configs (one per node, the file `gpuslice apply` also
- * reads) and ours with placements and the nvidia.com/mig.config labels the GPU operator acts on; the
- * k8s device plugin's sharing config (time-slicing or MPS replicas). Slurm's
- * is export_gres.c. Formats: docs/plan.md, "Exports". */
+ * reads) and ours with placements. Kubernetes' formats are k8s.c, Slurm's
+ * export_gres.c. Formats: docs/plan.md, "Exports". */
 #include "plan/internal.h"
 
 #include <string.h>
@@ -101,59 +100,5 @@ int gs_plan_export_gpuslice(FILE *out, const struct gs_plan_fleet *f)
                "# with `gpuslice apply -f FILE -c plan-NODE` on that node.\n"
                "version: gpuslice/v1\nconfigs:\n");
   each_node(f, gpuslice_node, out);
-  return ferror(out) ? GS_E_IO : 0;
-}
-
-static void label_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
-{
-  bool shared = false;
-  for (unsigned i = a; i < b; i++)
-    shared = shared || f->gpu[i].mode == GS_PLAN_MPS || f->gpu[i].mode == GS_PLAN_TIMESLICE;
-  fprintf(out, "kubectl label node %s nvidia.com/mig.config=plan-%s --overwrite\n", f->gpu[a].node,
-          f->gpu[a].node);
-  if (shared)
-    fprintf(out, "kubectl label node %s nvidia.com/device-plugin.config=plan-%s --overwrite\n",
-            f->gpu[a].node, f->gpu[a].node);
-}
-
-int gs_plan_export_labels(FILE *out, const struct gs_plan_fleet *f)
-{
-  each_node(f, label_node, out);
-  return ferror(out) ? GS_E_IO : 0;
-}
-
-static void device_plugin_node(FILE *out, const struct gs_plan_fleet *f, unsigned a, unsigned b)
-{
-  unsigned ts = 0, mps = 0, ts_max = 0, mps_max = 0;
-  bool mig = false, tslice;
-  for (unsigned i = a; i < b; i++) {
-    const struct gs_plan_gpu *g = &f->gpu[i];
-    mig = mig || g->mode == GS_PLAN_MIG;
-    if (g->mode == GS_PLAN_TIMESLICE) {
-      ts++;
-      ts_max = g->nunit > ts_max ? g->nunit : ts_max;
-    } else if (g->mode == GS_PLAN_MPS) {
-      mps++;
-      mps_max = g->nunit > mps_max ? g->nunit : mps_max;
-    }
-  }
-  if (!ts && !mps)
-    return;
-  /* The plugin shares every full GPU of a node one way and with one replica
-   * count, so the node gets the mode most of its shared GPUs have. */
-  tslice = ts >= mps;
-  fprintf(out, "---\n# node %s: %u time-sliced and %u MPS GPUs planned%s\n", f->gpu[a].node, ts, mps,
-          ts && mps ? "; the device plugin cannot mix them on one node: only the majority is exported" : "");
-  fprintf(out, "# config name plan-%s (label nvidia.com/device-plugin.config=plan-%s)\n", f->gpu[a].node,
-          f->gpu[a].node);
-  fprintf(out, "version: v1\nflags:\n  migStrategy: %s\nsharing:\n  %s:\n", mig ? "mixed" : "none",
-          tslice ? "timeSlicing" : "mps");
-  fprintf(out, "    resources:\n      - name: nvidia.com/gpu\n        replicas: %u\n",
-          tslice ? ts_max : mps_max);
-}
-
-int gs_plan_export_device_plugin(FILE *out, const struct gs_plan_fleet *f)
-{
-  each_node(f, device_plugin_node, out);
   return ferror(out) ? GS_E_IO : 0;
 }

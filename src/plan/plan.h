@@ -161,10 +161,18 @@ bool gs_plan_fit_one(const struct gs_geom_model *m, const struct gs_geom_layout 
 int gs_plan_export_mig_parted(FILE *out, const struct gs_plan_fleet *f);
 /* gpuslice/v1 configs with every instance's placement, one per node. */
 int gs_plan_export_gpuslice(FILE *out, const struct gs_plan_fleet *f);
-/* `kubectl label node <node> nvidia.com/mig.config=plan-<node> --overwrite` lines. */
-int gs_plan_export_labels(FILE *out, const struct gs_plan_fleet *f);
-/* k8s-device-plugin config maps (version: v1, sharing: timeSlicing / mps), one per node. */
-int gs_plan_export_device_plugin(FILE *out, const struct gs_plan_fleet *f);
+/* Kubernetes, for NVIDIA's GPU operator (k8s.c): ALL is one multi-document
+ * YAML: the device plugin's ConfigMap (a config per distinct node need:
+ * migStrategy, timeSlicing or MPS replicas), the mig-manager's ConfigMap
+ * (config.yaml, a mig-parted config plan-<node> per node) and a Node with the
+ * nvidia.com/device-plugin.config and nvidia.com/mig.config labels per node,
+ * in namespace ns. DEVICE_PLUGIN is its first document; LABELS the labels
+ * as `kubectl label node` lines. GS_E_INVALID_ARGUMENT names a node whose
+ * plan the device plugin cannot serve (MPS beside MIG or beside
+ * time-slicing), or a name Kubernetes refuses. */
+enum gs_plan_k8s_part { GS_PLAN_K8S_ALL, GS_PLAN_K8S_DEVICE_PLUGIN, GS_PLAN_K8S_LABELS };
+int gs_plan_export_k8s(struct gs_err *err, FILE *out, const struct gs_plan_fleet *f, const char *ns,
+                       enum gs_plan_k8s_part part);
 /* Slurm: per node, gres.conf records (MIG devices, whole GPUs, gres/mps and
  * gres/shard for shared ones) and the slurm.conf NodeName line (export_gres.c). */
 int gs_plan_export_gres(FILE *out, const struct gs_plan_fleet *f);

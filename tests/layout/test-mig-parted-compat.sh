@@ -106,6 +106,9 @@ YAML
 # "gpu:profile" of every GI, sorted, and the MIG mode per GPU.
 gis() { "$GS_BIN" -q gi list --json | python3 -c 'import json,sys
 print(" ".join(sorted("%d:%s" % (x["gpu"], x["name"]) for x in json.load(sys.stdin))))'; }
+# "profile@start" of one GPU's GIs, by start.
+places() { "$GS_BIN" -q gi list -i "$1" --json | python3 -c 'import json,sys
+print(" ".join("%s@%d" % (x["name"], x["start"]) for x in sorted(json.load(sys.stdin), key=lambda x: x["start"])))'; }
 mig() { "$GS_BIN" -q list --json | python3 -c 'import json,sys
 print(" ".join("%d:%s" % (x["gpu"], "on" if x["mig_current"] else "off") for x in json.load(sys.stdin)))'; }
 
@@ -122,6 +125,10 @@ for backend in emu nvml; do
     '[ "$(gis)" = "0:1g.5gb 0:1g.5gb 0:2g.10gb 0:3g.20gb 1:1g.5gb 1:1g.5gb 1:2g.10gb 1:3g.20gb 2:1g.10gb 2:1g.10gb 2:2g.20gb 2:3g.40gb 3:1g.6gb 3:1g.6gb 3:2g.12gb" ]'
   g assert "${C[@]}" -c all-balanced >/dev/null
   check "$backend: assert after apply exits 0" '[ $? -eq 0 ]'
+  # mig-parted creates the 3g, then the 2g, then the 1g's (types.MigConfig.Flatten),
+  # each where the driver's automatic placement puts it: 3g at 4, 2g at 0, 1g at 2 and 3.
+  check "$backend: all-balanced lands where real mig-parted puts it (A100, H100)" \
+    '[ "$(places 0)" = "2g.10gb@0 1g.5gb@2 1g.5gb@3 3g.20gb@4" ] && [ "$(places 2)" = "2g.20gb@0 1g.10gb@2 1g.10gb@3 3g.40gb@4" ]'
   g assert "${C[@]}" -c all-1g.10gb >"$root/out" 2>"$root/err"
   check "$backend: assert of another config exits 1 with what differs" \
     '[ $? -eq 1 ] && grep -q "has:    MIG enabled: 3g.20gb@4" "$root/out" && grep -q "config: MIG enabled: 1g.10gb x4" "$root/out" && grep -q "does not match" "$root/err"'

@@ -93,9 +93,11 @@ cp "$root/out" "$root/ours.yaml"
 "$GS_BIN" -q emu reset --emulate a100-40gb:2 >/dev/null 2>&1
 expect "placed config applies" 0 -- apply -f "$root/ours.yaml" -c plan-node-a
 expect "and asserts" 0 "matches" -- assert -f "$root/ours.yaml" -c plan-node-a
-expect "export labels" 0 "kubectl label node node-a nvidia.com/mig.config=plan-node-a --overwrite" \
-  "nvidia.com/device-plugin.config=plan-node-b" -- plan "$w" --fleet "$fleet" --export labels
-expect "export device plugin" 0 "timeSlicing:" "- name: nvidia.com/gpu" "replicas: 3" \
+# node-b holds a time-sliced and an MPS GPU, which one device plugin cannot
+# serve (tests/plan/test-plan-k8s-export.sh has the Kubernetes exports).
+expect "export labels refuses a node mixing MPS and time-slicing" 2 \
+  "node node-b: GPU 1 (mps) and GPU 0 (time-slicing)" -- plan "$w" --fleet "$fleet" --export labels
+expect "export device plugin: the same refusal" 2 "runs one sharing mode per node" \
   -- plan "$w" --fleet "$fleet" --export device-plugin
 expect "export gres" 0 "GresTypes=gpu" "Gres=gpu:1g.5gb:3,gpu:3g.20gb:3 Features=mig,a100-40gb" \
   "NodeName=node-a Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap237," \
