@@ -7,20 +7,34 @@
 #   make test-tsan  nvml-emu's concurrency test and the proxy's (several loop
 #               threads) under ThreadSanitizer
 #   make fuzz   build the libFuzzer targets and run each for FUZZ_SECONDS
+#   make install    the build, under PREFIX (default /usr/local) and DESTDIR;
+#               `make uninstall` removes what it installed (its manifest)
+#   make deb    the Debian package, in $(BUILD)-deb/ (scripts/deb.sh)
 BUILD ?= build
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 30
 CHECK_FUZZ_SECONDS ?= 15
 
-.PHONY: all deps build demo check test test-sanitize test-tsan fuzz clean
+.PHONY: all deps build demo check test test-sanitize test-tsan fuzz install uninstall deb clean
 all: build
 
 deps:
 	@scripts/deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
+
+uninstall:
+	@scripts/uninstall.sh $(BUILD)/install_manifest.txt "$(DESTDIR)"
+
+deb:
+	@GS_WITH_DEB=1 scripts/deps.sh
+	@scripts/deb.sh $(BUILD)-deb
 
 demo: build
 	@GPUSLICE=$(BUILD)/gpuslice scripts/demo.sh
@@ -42,6 +56,7 @@ test-tsan:
 	  ctest --output-on-failure -R 'nvml-emu-threads|test-proxy-stream'
 
 check:
+	@GS_WITH_DEB=1 scripts/deps.sh
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory test-sanitize
 	@$(MAKE) --no-print-directory test-tsan
@@ -54,4 +69,4 @@ fuzz:
 	@scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-tsan $(BUILD)-deb

@@ -47,3 +47,12 @@ void gs_backend_close(struct gs_backend *b)
   if (b)
     b->ops->close(b);
 }
+
+int gs_backend_versions(struct gs_backend *b, struct gs_err *err, char *driver, char *nvml,
+                        size_t size)
+{
+  if (!b->ops->versions)
+    return gs_err_set(err, GS_E_NOT_SUPPORTED, "the %s backend has no driver to ask for a version",
+                      b->ops->name);
+  return b->ops->versions(b, err, driver, nvml, size);
+}

@@ -95,6 +95,9 @@ struct gs_backend_ops {
                      struct gs_mig_device *out, unsigned *count);
   int (*processes)(struct gs_backend *b, struct gs_err *err, unsigned gpu,
                    struct gs_proc_info out[GS_BACKEND_MAX_PROCS], unsigned *count);
+  /* The driver's and NVML's version strings; NULL where a backend has none. */
+  int (*versions)(struct gs_backend *b, struct gs_err *err, char *driver, char *nvml,
+                  size_t size);
   void (*close)(struct gs_backend *b);
 };
 
@@ -117,6 +120,10 @@ struct gs_backend_config {
 
 int gs_backend_open(struct gs_err *err, const struct gs_backend_config *cfg, struct gs_backend **out);
 void gs_backend_close(struct gs_backend *b);
+/* The driver's and NVML's versions ("570.86.15", "12.570.86.15"); NOT_SUPPORTED
+ * where the backend has no driver to ask. */
+int gs_backend_versions(struct gs_backend *b, struct gs_err *err, char *driver, char *nvml,
+                        size_t size);
 
 /* --- emulator-only controls (the things a real machine does by itself) --- */
 

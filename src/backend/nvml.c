@@ -912,6 +912,20 @@ static int nvml_processes(struct gs_backend *b, struct gs_err *err, unsigned gpu
   return 0;
 }
 
+static int nvml_versions(struct gs_backend *b, struct gs_err *err, char *driver, char *nvml,
+                         size_t size)
+{
+  struct nvml *n = nvml_of(b);
+  nvmlReturn_t rc;
+  NEED(n, err, nvmlSystemGetDriverVersion, "every supported driver has it");
+  NEED(n, err, nvmlSystemGetNVMLVersion, "every supported driver has it");
+  if ((rc = n->api.nvmlSystemGetDriverVersion(driver, (unsigned)size)) != NVML_SUCCESS)
+    return nvml_fail(err, n, rc, "NVML cannot tell the driver's version");
+  if ((rc = n->api.nvmlSystemGetNVMLVersion(nvml, (unsigned)size)) != NVML_SUCCESS)
+    return nvml_fail(err, n, rc, "NVML cannot tell its own version");
+  return 0;
+}
+
 static void nvml_close(struct gs_backend *b)
 {
   struct nvml *n = nvml_of(b);
@@ -937,6 +951,7 @@ static const struct gs_backend_ops nvml_ops = {
     .ci_list = nvml_ci_list,
     .mig_devices = nvml_mig_devices,
     .processes = nvml_processes,
+    .versions = nvml_versions,
     .close = nvml_close,
 };
 

@@ -12,6 +12,7 @@ static const struct cli_verb *const verb_tables[] = {
     cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_layout,
     cli_verbs_emu, cli_verbs_worker, cli_verbs_serve, cli_verbs_plan, cli_verbs_bench,
     cli_verbs_run, cli_verbs_queue, cli_verbs_job_emu, cli_verbs_mps, cli_verbs_slurm,
+    cli_verbs_version,
 };
 
 static void print_help(FILE *out)
@@ -31,7 +32,8 @@ static void print_help(FILE *out)
                "  --backend nvml|emu   real GPUs through NVML, or emulated ones (default: nvml when\n"
                "                       libnvidia-ml.so.1 loads and sees a GPU, else emu)\n"
                "  -q, --quiet          no notice about emulated GPUs on stderr\n"
-               "  -h, --help           this text; `gpuslice <command> --help` for a command's\n\n"
+               "  -h, --help           this text; `gpuslice <command> --help` for a command's\n"
+               "  -V, --version        the version (as `gpuslice version`)\n\n"
                "exit status: 0 ok, 1 the GPU refused, 2 bad command line, 3 state file unusable\n");
 }
 
@@ -137,6 +139,8 @@ int cli_main(int argc, char **argv)
     print_help(stdout);
     return GS_EXIT_OK;
   }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+    return cli_version(&c, argc - 1, argv + 1);
   /* The emulator's own controls need the emulator, even beside a real driver. */
   if (strcmp(argv[1], "emu") == 0 && !c.cfg.kind)
     c.cfg.kind = "emu";

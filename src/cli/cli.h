@@ -57,7 +57,10 @@ bool cli_is_open_ended(int argc, char **argv);
 extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cli_verbs_list[],
     cli_verbs_layouts[], cli_verbs_layout[], cli_verbs_emu[], cli_verbs_worker[],
     cli_verbs_serve[], cli_verbs_plan[], cli_verbs_bench[], cli_verbs_run[], cli_verbs_queue[],
-    cli_verbs_job_emu[], cli_verbs_mps[], cli_verbs_slurm[];
+    cli_verbs_job_emu[], cli_verbs_mps[], cli_verbs_slurm[], cli_verbs_version[];
+
+/* `gpuslice version` (also `--version`): argv[0] is the verb's word. */
+int cli_version(struct cli *c, int argc, char **argv);
 
 /* The slice request options `run` and `queue submit` share (cmd_run.c):
  * --profile, --memory, --create, --mode, --threads, --jobs-dir, --user,

@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# test-systemd-unit.sh: deploy/systemd/gpuslice-apply.service is a unit
+# test-systemd-unit.sh: gpuslice-apply.service (as CMake configures it from
+# deploy/systemd/gpuslice-apply.service.in) is a unit
 # systemd accepts (systemd-analyze verify, where installed), and its commands,
 # run as systemd would run them on the emulator (the binary and config paths
 # swapped for the test's, --backend nvml for emu), bring the GPUs to the
 # selected layout after a reboot, also when the last apply was cut short.
-# Env: GS_BIN (gpuslice), GS_SRC (source dir), GS_TEST_TMP (scratch dir).
+# Env: GS_BIN (gpuslice), GS_BUILD (build dir), GS_TEST_TMP (scratch dir).
 set -u
-: "${GS_BIN:?}" "${GS_SRC:?}"
-root=$(mktemp -d "${GS_TEST_TMP:-/tmp}/systemd-unit.XXXXXX") || exit 1
+: "${GS_BIN:?}" "${GS_SRC:?}" "${GS_BUILD:?}"
+. "$GS_SRC/tests/lib/common.sh"
+root=$(gs_tmpdir systemd-unit)
 trap 'rm -rf "$root"' EXIT
 unset GPUSLICE_EMULATE GPUSLICE_EMU_KILL_AFTER MIG_PARTED_CONFIG_FILE MIG_PARTED_SELECTED_CONFIG MIG_PARTED_HOOKS_FILE
 export GPUSLICE_EMU_STATE="$root/emu.json" GPUSLICE_APPLY_LOCK="$root/apply"
-unit="$GS_SRC/deploy/systemd/gpuslice-apply.service"
+unit="$GS_BUILD/deploy/systemd/gpuslice-apply.service"
+# The installed binary's path, as the unit names it.
+bin=$(sed -n 's|^ExecStart=\([^ ]*/gpuslice\) .*|\1|p' "$unit")
 passed=0
 failed=0
 check() { if eval "$2"; then passed=$((passed + 1)); else echo "FAIL: $1"; failed=$((failed + 1)); fi; }
 g() { "$GS_BIN" -q "$@"; }
 
 if command -v systemd-analyze >/dev/null; then
-  sed "s|/usr/local/bin/gpuslice|$GS_BIN|g" "$unit" >"$root/gpuslice-apply.service"
+  sed "s|$bin|$GS_BIN|g" "$unit" >"$root/gpuslice-apply.service"
   systemd-analyze verify "$root/gpuslice-apply.service" >"$root/verify" 2>&1
   check "systemd-analyze verify accepts the unit: $(cat "$root/verify")" '[ ! -s "$root/verify" ]'
 fi
@@ -28,7 +32,7 @@ printf 'GPUSLICE_SELECTED_CONFIG=all-balanced\nGPUSLICE_APPLY_ARGS=--force\n' >"
 # The unit's ExecStartPre and ExecStart lines, as this machine can run them.
 commands() {
   sed -n 's/^ExecStart\(Pre\)\{0,1\}=//p' "$unit" |
-    sed -e "s|/usr/local/bin/gpuslice|\"$GS_BIN\" -q|" -e 's|--backend nvml|--backend emu|' \
+    sed -e "s|$bin|\"$GS_BIN\" -q|" -e 's|--backend nvml|--backend emu|' \
       -e "s|/etc/gpuslice/config.yaml|$root/config.yaml|"
 }
 check "the unit has a recover and an apply" '[ "$(commands | grep -c -e " recover " -e " apply ")" -eq 2 ]'

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test-deb.sh: `make deb`'s package (scripts/deb.sh) is one a fresh Debian 12
+# takes: lintian finds no error, its metadata and contents are what the
+# project installs, its dependencies resolve (apt's simulation), and the
+# unpacked command runs. Built once per check, in the plain build only (the
+# package does not depend on the build type).
+# Env: GS_SRC (source dir), GS_BUILD (build dir), GS_TEST_TMP (scratch dir).
+set -u
+: "${GS_SRC:?}" "${GS_BUILD:?}"
+. "$GS_SRC/tests/lib/common.sh"
+if grep -q '^GS_SANITIZE:BOOL=ON\|^GS_TSAN:BOOL=ON' "$GS_BUILD/CMakeCache.txt"; then
+  echo "skip: the package is tested in the plain build"; summary; exit
+fi
+for tool in dpkg-buildpackage dpkg-deb lintian; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "skip: $tool is not installed (GS_WITH_DEB=1 scripts/deps.sh installs it)"; summary; exit
+  fi
+done
+tmp=$(gs_tmpdir deb)
+trap 'rm -rf "$tmp"' EXIT
+version=$(sed -n 's/^project(gpuslice VERSION \([0-9.]*\) .*/\1/p' "$GS_SRC/CMakeLists.txt")
+
+if deb=$("$GS_SRC/scripts/deb.sh" "$tmp/out" 2>"$tmp/err"); then ok; else
+  fail "scripts/deb.sh: $(tail -5 "$tmp/err")"; summary; exit; fi
+
+info=$(dpkg-deb -f "$deb" Package Version Architecture Depends)
+case "$info" in *"Package: gpuslice"*"Version: $version"*) ok ;; *) fail "control fields: $info" ;; esac
+for dep in libjansson4 libyaml-0-2 libnghttp2-14 libprotobuf-c1; do
+  case "$info" in *"$dep"*) ok ;; *) fail "Depends lacks $dep: $info" ;; esac
+done
+
+dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/contents"
+for f in ./usr/bin/gpuslice ./usr/lib/gpuslice/libnvidia-ml.so.1 ./lib/systemd/system/gpuslice-apply.service \
+         ./usr/share/doc/gpuslice/copyright ./usr/share/gpuslice/configs/a100-40gb.mig-parted.yaml; do
+  if grep -qx "$f" "$tmp/contents"; then ok; else fail "the package lacks $f"; fi
+done
+if grep -q 'x86_64-linux-gnu/libnvidia-ml\|^\./usr/lib/libnvidia-ml' "$tmp/contents"; then
+  fail "nvml-emu where ld.so would find it before a real driver"; else ok; fi
+
+lintian --tag-display-limit 0 "$deb" >"$tmp/lintian" 2>&1
+if grep -q '^E:' "$tmp/lintian"; then fail "lintian errors: $(grep '^E:' "$tmp/lintian")"; else ok; fi
+grep '^W:' "$tmp/lintian" | sed 's/^/lintian warning (not an error): /'
+
+if command -v apt-get >/dev/null; then
+  if apt-get install --simulate "$deb" >"$tmp/apt" 2>&1; then ok; else
+    fail "apt cannot install the package's dependencies: $(tail -5 "$tmp/apt")"; fi
+fi
+
+dpkg-deb -x "$deb" "$tmp/root"
+out=$("$tmp/root/usr/bin/gpuslice" --version 2>&1)
+case "$out" in "gpuslice $version"*) ok ;; *) fail "unpacked gpuslice --version: '$out'" ;; esac
+summary
