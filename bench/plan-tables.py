@@ -4,14 +4,16 @@
 # policy, wrapped as {"variant", "run"}) and FGD's published curves; prints
 # per variant policy x arrival percentage (allocation / fragmentation) with
 # FGD's published allocation beside ours, then a summary over the variants:
-# where ours stands against fgd, and how far our replay of FGD's policies
-# is from their published curves.
+# where ours stands against fgd (everywhere, and where the cluster is
+# contended: fgd drops tasks), and how far our replay of FGD's policies is
+# from their published curves.
 import csv
 import json
 import os
 import sys
 
-lines, published, mode, seeds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+lines, published, mode, seeds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+first = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 POINTS = range(50, 140, 10)
 PUBLISHED = {"fgd": "FGD", "best-fit": "BestFit", "random": "Random"}
 
@@ -50,7 +52,8 @@ where = "the trace's own GPUs, fractional shares" if mode == "fractional" else \
     "a MIG fleet of the same size (A100-40GB / H100-80GB), shares rounded up to 1g/2g/3g/4g/7g"
 print(f"\n## Trace replay on {where}\n")
 print(f"Allocated GPU / fragmentation (FGD's measure), % of the 6,212 GPUs' capacity, when the arrived GPU "
-      f"demand is the column's % of capacity; mean of {seeds} seeds (FGD's published rows: mean of its 10 seeds).")
+      f"demand is the column's % of capacity; mean of {seeds} seeds, {first} to {first + seeds - 1} "
+      f"(FGD's published rows: mean of its 10 seeds).")
 summary = []
 for variant, pol in runs.items():
     print(f"\n### {variant}\n")
@@ -81,20 +84,24 @@ for variant, pol in runs.items():
                    else "ours - fgd: at or above fgd at every percentage from 50 to 130")
         verdict += f"; above at {span(ahead)}" if ahead else "; never above"
         print(f"\n{verdict}; {diff[100]:+.2f} at 100%, {diff[130]:+.2f} at 130%.")
-        summary.append((variant, diff[low], low, diff[100], diff[130], dev))
+        # Contended: fgd has dropped more than 0.1 point of the capacity's worth of tasks.
+        hot = [x for x in range(50, 131) if g[x] < x - 0.1]
+        hot_ahead = [x for x in hot if diff[x] > 0.005]
+        summary.append((variant, diff[low], low, diff[100], diff[130], dev, hot, hot_ahead))
     if dev:
         print("Our replay of FGD's policies against their published curves, largest gap over 50-130%: " +
               ", ".join(f"{k} {v[0]:.2f} (at {v[1]}%)" for k, v in dev.items()) + ".")
 
 if summary:
     print(f"\n### Summary ({mode})\n")
-    head = "| variant | ours - fgd: lowest over 50-130% | at 100% | at 130% |"
+    head = "| variant | ours - fgd: lowest over 50-130% | at 100% | at 130% | contended (fgd drops tasks): ours above at |"
     if mode == "fractional":
         head += " fgd / best-fit / random vs published, largest gap |"
     print(head)
-    print("| --- | --- | --- | --- |" + (" --- |" if mode == "fractional" else ""))
-    for variant, low, at, d100, d130, dev in summary:
-        row = f"| {variant} | {low:+.2f} (at {at}%) | {d100:+.2f} | {d130:+.2f} |"
+    print("| --- | --- | --- | --- | --- |" + (" --- |" if mode == "fractional" else ""))
+    for variant, low, at, d100, d130, dev, hot, hot_ahead in summary:
+        row = f"| {variant} | {low:+.2f} (at {at}%) | {d100:+.2f} | {d130:+.2f} | "
+        row += (f"{len(hot_ahead)} of {len(hot)} points ({span(hot)})" if hot else "never contended") + " |"
         if mode == "fractional":
             row += " " + (" / ".join(f"{dev[k][0]:.2f}" if k in dev else "-" for k in PUBLISHED)
                           if dev else "no published curve") + " |"

@@ -5,6 +5,7 @@
 #
 #   bench/plan.sh                         # every part, every trace variant
 #   bench/plan.sh --variants default --seeds 10 --parts trace
+#   bench/plan.sh --seed 11 --seeds 20 --parts trace,mig   # held-out seeds 11..30
 #   BENCH_PARTS=speed bench/plan.sh       # (the environment works too)
 #
 # 1. Trace: Alibaba cluster-trace-gpu-v2023 (openb; ../shared/data, see its
@@ -30,12 +31,14 @@ data=${GS_DATA:-$src/../shared/data}
 parts=${BENCH_PARTS:-trace mig packing speed}
 variants=${BENCH_VARIANTS:-default gpushare20 gpushare40 gpushare60 gpushare80 gpushare100 gpuspec33 multigpu50}
 seeds=${BENCH_SEEDS:-10}
+seed=${BENCH_SEED:-1}
 while [ $# -gt 0 ]; do
   case $1 in
   --variants) variants=${2//,/ }; shift 2 ;;
   --seeds) seeds=$2; shift 2 ;;
+  --seed) seed=$2; shift 2 ;;
   --parts) parts=${2//,/ }; shift 2 ;;
-  *) echo "bench: unknown option '$1' (--variants V,.. --seeds N --parts trace,mig,packing,speed)" >&2; exit 2 ;;
+  *) echo "bench: unknown option '$1' (--variants V,.. --seed S --seeds N --parts trace,mig,packing,speed)" >&2; exit 2 ;;
   esac
 done
 [ -x "$bin" ] || { echo "bench: $bin not found (run make first)" >&2; exit 1; }
@@ -55,11 +58,11 @@ replay() {
     for policy in ours fgd best-fit first-fit random; do
       { printf '{"variant": "%s", "run": ' "$v"
         "$bin" -q plan replay --nodes "$nodes" --pods "$pods" --mode "$mode" --policy "$policy" \
-          --seeds "$seeds" --json | tr -d '\n'
+          --seed "$seed" --seeds "$seeds" --json | tr -d '\n'
         echo '}'; } >>"$out"
     done
   done
-  python3 "$here/plan-tables.py" "$out" "$data/fgd-expected/analysis_allo_discrete.csv" "$mode" "$seeds"
+  python3 "$here/plan-tables.py" "$out" "$data/fgd-expected/analysis_allo_discrete.csv" "$mode" "$seeds" "$seed"
   rm -f "$out"
 }
 

@@ -86,31 +86,6 @@ double gs__rp_frag(const struct replay *r, unsigned model, int cpu, const unsign
   return out;
 }
 
-/* ---- ours ---- */
-
-/* The node's free GPU that its free CPU (or memory) could not feed if the
- * coming tasks ask CPU (memory) per GPU as the trace's GPU tasks do on
- * average: GPU stranded for lack of CPU or memory, thousandths. */
-static double stranded(const struct replay *r, int cpu, int mem, double left)
-{
-  double by_cpu = left - cpu / r->cpu_per_gpu, by_mem = left - mem / r->mem_per_gpu;
-  return (by_cpu > 0 ? by_cpu : 0) + (by_mem > 0 ? by_mem : 0);
-}
-
-/* Ours: FGD's measure plus the GPU the node strands for lack of CPU or
- * memory; its growth scored as FGD scores (rounded, so that near-equal
- * moves tie and go to the lowest rank, which packs nodes in one order and
- * keeps others whole); among equal scores, the GPU left with least free. */
-double gs__rp_ours_score(const struct replay *r, unsigned ni, const struct rp_pod *p, double frag_after,
-                         unsigned taken, unsigned gpu_left_after)
-{
-  const struct rp_node *n = &r->node[ni];
-  double left = (double)n->left_total - taken;
-  double grow = frag_after - r->frag[ni] + stranded(r, n->cpu - p->cpu, n->mem - p->mem, left) -
-                stranded(r, n->cpu, n->mem, n->left_total);
-  return gs__rp_fgd_score(0, grow) * 10000.0 - gpu_left_after;
-}
-
 /* ---- CSV ---- */
 
 /* Splits one line in place into at most n fields; returns the count. */
@@ -434,11 +409,17 @@ static void refresh(struct replay *r, unsigned ni)
   f = node_frag(r, ni);
   r->frag_total += f - r->frag[ni];
   r->frag[ni] = f;
+  if (r->pol == GS_PLAN_OURS)
+    gs__rp_ours_refresh(r, ni);
 }
 
 static void reset(struct replay *r)
 {
   r->frag_total = 0;
+  if (r->pol == GS_PLAN_OURS) {
+    memset(r->use, 0, (size_t)r->nnode * r->ntypical * sizeof(double));
+    memset(r->usable, 0, r->ntypical * sizeof(double));
+  }
   for (unsigned g = 0; g < r->ngpu; g++)
     r->left[g] = 1000;
   if (r->mode == GS_PLAN_REPLAY_MIG)
@@ -450,6 +431,8 @@ static void reset(struct replay *r)
     r->frag[i] = 0;
     refresh(r, i);
   }
+  if (r->pol == GS_PLAN_OURS)
+    gs__rp_ours_reweigh(r, true);
   /* Node ranks: a random permutation, as FGD's simulator prefixes names. */
   for (unsigned i = r->nnode; i > 1; i--) {
     unsigned j = gs__rp_below(r, i), t = r->node[i - 1].rank;
@@ -592,6 +575,8 @@ static int run_one(struct gs_err *err, struct replay *r, double inflate, struct 
     if (place(r, p)) {
       alloc += demand(p);
       out->tasks_placed++;
+      if (r->pol == GS_PLAN_OURS)
+        gs__rp_ours_reweigh(r, false);
     }
     b = (unsigned)floor(100.0 * arrived / cap + 0.5);
     b = b < GS_PLAN_REPLAY_PCT ? b : GS_PLAN_REPLAY_PCT - 1;
@@ -644,20 +629,22 @@ static int setup(struct gs_err *err, struct replay *r)
   int rc;
   typical_kinds(r);
   if (!(r->left = calloc(r->ngpu, sizeof(unsigned))) || !(r->frag = calloc(r->nnode, sizeof(double))) ||
-      !(r->raw = calloc(r->nnode, sizeof(int))) ||
+      !(r->raw = calloc(r->nnode, sizeof(int))) || !(r->ofrag = calloc(r->nnode, sizeof(double))) ||
+      !(r->use = calloc((size_t)r->nnode * r->ntypical + 1, sizeof(double))) ||
+      !(r->usable = calloc(r->ntypical + 1, sizeof(double))) ||
       !(r->cache = calloc((size_t)r->nnode * r->nkind, sizeof(*r->cache))))
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %u nodes", r->nnode);
   if (r->mode == GS_PLAN_REPLAY_MIG && (rc = gs__rp_mig_init(err, r)) != 0)
     return rc;
-  /* What the trace's GPU tasks ask per thousandth of GPU they take (on
-   * MIG, the compute of their profiles), for ours' stranding term. */
+  /* What the trace's GPU tasks ask per thousandth of GPU they take, for
+   * ours' stranding tie-break (fractional GPUs only). */
   for (unsigned k = 0; k < r->nkind; k++) {
     const struct rp_kind *x = &r->kind[k];
     if (!x->milli)
       continue;
     cpu += (double)x->cpu * x->count;
     mem += x->mem * x->count;
-    gpu += (double)x->ngpu * x->count * (r->mode == GS_PLAN_REPLAY_MIG ? gs__rp_mig_take(r, k) : x->milli);
+    gpu += (double)x->ngpu * x->count * x->milli;
   }
   r->cpu_per_gpu = cpu > 0 ? cpu / gpu : 1e-9;
   r->mem_per_gpu = mem > 0 ? mem / gpu : 1e-9;
@@ -692,6 +679,9 @@ int gs_plan_replay(struct gs_err *err, const char *nodes_csv, const char *pods_c
   free(r.order);
   free(r.left);
   free(r.frag);
+  free(r.ofrag);
+  free(r.use);
+  free(r.usable);
   free(r.raw);
   free(r.cache);
   return rc;

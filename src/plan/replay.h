@@ -32,6 +32,7 @@ struct rp_kind {
   unsigned count;             /* tasks of the trace */
   double mem;                 /* their mean memory, MiB */
   double p;                   /* FGD's share among the typical kinds; 0 outside them */
+  double w;                   /* ours' weight: p scaled by the kind's scarcity (replay_ours.c) */
 };
 
 struct rp_node {
@@ -80,6 +81,9 @@ struct replay {
   unsigned *left;             /* per GPU: thousandths free (MIG: free compute, in thousandths) */
   struct rp_cache *cache;     /* nnode x nkind */
   double *frag;               /* per node: fragmentation now, thousandths of a GPU */
+  double *ofrag;              /* ours: per node, ours' measure now */
+  double *use;                /* ours: per node x typical kind, the node's GPU the kind can use */
+  double *usable;             /* ours: per typical kind, the sum of use over the nodes */
   double frag_total;
   double cpu_per_gpu, mem_per_gpu; /* the trace's GPU tasks: milli-CPU and MiB per thousandth of GPU */
   int *raw;                   /* per node: best-fit's raw score of the task being placed */
@@ -93,16 +97,27 @@ unsigned gs__rp_below(struct replay *r, unsigned n);
 int gs__rp_fgd_score(double before, double after);
 /* FGD's BestFit raw score of a node for a task, before normalisation. */
 int gs__rp_bestfit_raw(const struct rp_node *n, const struct rp_pod *p);
-/* Ours' score of moving p onto node ni (higher is better): the node's
- * fragmentation after, the GPU thousandths the move takes and those left
- * on the GPU it lands on. */
-double gs__rp_ours_score(const struct replay *r, unsigned ni, const struct rp_pod *p, double frag_after,
-                         unsigned taken, unsigned gpu_left_after);
-
 /* FGD's fragmentation of a node state (its free CPU, free GPU shares and,
  * on MIG, its GPUs' layout states), in thousandths of a GPU. */
 double gs__rp_frag(const struct replay *r, unsigned model, int cpu, const unsigned *left, const uint32_t *state,
                    unsigned n);
+
+/* replay_ours.c */
+/* Ours' measure of a node state: for each typical kind (weight w), the
+ * free GPU it cannot use; use (may be NULL) gets, per typical kind, the
+ * thousandths it can use. */
+double gs__rp_ours_measure(const struct replay *r, unsigned model, int cpu, int mem, const unsigned *left,
+                           const uint32_t *state, unsigned n, double *use);
+/* Node ni changed: its measure and its share of each kind's usable GPU. */
+void gs__rp_ours_refresh(struct replay *r, unsigned ni);
+/* A task was placed: refreshes the weights (all of them when forced, as
+ * after a reset) once one has drifted, and then every node's measure. */
+void gs__rp_ours_reweigh(struct replay *r, bool force);
+/* Ours' score of moving p onto node ni (higher is better): ours' measure
+ * of the node after, the GPU thousandths the move takes and those left on
+ * the GPU it lands on. */
+double gs__rp_ours_score(const struct replay *r, unsigned ni, const struct rp_pod *p, double measure_after,
+                         unsigned taken, unsigned gpu_left_after);
 
 /* replay_frac.c */
 bool gs__rp_frac_eval(struct replay *r, unsigned ni, const struct rp_pod *p, struct rp_move *mv);
@@ -118,6 +133,9 @@ const uint32_t *gs__rp_mig_states(const struct replay *r, unsigned ni);
 unsigned gs__rp_mig_take(const struct replay *r, unsigned k);
 /* Whether kind k's profile has a legal placement in layout state s. */
 bool gs__rp_mig_fits(const struct replay *r, uint32_t s, unsigned k);
+/* The GPU thousandths kind k can still take on a GPU in state s: as many
+ * of its profile as fit beside the instances, each its compute. */
+unsigned gs__rp_mig_usable(const struct replay *r, uint32_t s, unsigned k);
 bool gs__rp_mig_eval(struct replay *r, unsigned ni, const struct rp_pod *p, struct rp_move *mv);
 void gs__rp_mig_apply(struct replay *r, unsigned ni, const struct rp_pod *p, const struct rp_move *mv);
 

@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-/* The node's fragmentation after p takes GPU g (-1: its whole GPUs, lowest free first). */
+/* The node's fragmentation (ours: ours' measure) after p takes GPU g (-1:
+ * its whole GPUs, lowest free first). */
 static double frag_after(const struct replay *r, const struct rp_node *n, const struct rp_pod *p, int g)
 {
   unsigned after[RP_MAX_GPUS], k = 0;
@@ -17,6 +18,8 @@ static double frag_after(const struct replay *r, const struct rp_node *n, const 
     for (unsigned i = 0; i < n->ngpu && k < p->ngpu; i++)
       if (after[i] == 1000)
         after[i] = 0, k++;
+  if (r->pol == GS_PLAN_OURS)
+    return gs__rp_ours_measure(r, n->model, n->cpu - p->cpu, n->mem - p->mem, after, NULL, n->ngpu, NULL);
   return gs__rp_frag(r, n->model, n->cpu - p->cpu, after, NULL, n->ngpu);
 }
 

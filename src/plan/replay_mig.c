@@ -19,6 +19,7 @@ struct mig_state {
   struct gs_geom_layout l;
   unsigned free_milli;        /* free compute, thousandths */
   uint16_t starts[NPROF];     /* legal starts of each profile beside l, a bit each */
+  uint8_t room[NPROF];        /* how many more of each profile fit beside l */
   int next[NPROF][GS_GEOM_MAX_GRID]; /* the state after adding profile at start; -1: not yet known */
 };
 
@@ -79,6 +80,7 @@ static int intern(struct rp_mig *g, unsigned mi, const struct gs_geom_layout *l)
       if ((g->prof[mi][p]->starts & (1u << st)) && gs_geom_check_add(NULL, m, l, g->prof[mi][p], st) == 0)
         s->starts[p] |= (uint16_t)(1u << st);
     }
+    s->room[p] = (uint8_t)gs_geom_remaining(m, l, g->prof[mi][p]);
   }
   g->hash[h] = ++g->nstate;
   return (int)g->nstate - 1;
@@ -186,7 +188,16 @@ bool gs__rp_mig_fits(const struct replay *r, uint32_t s, unsigned k)
   return g->state[s].starts[g->prof_of[k]] != 0;
 }
 
-/* The node's fragmentation after GPU gi (an index on the node) moves to state s. */
+unsigned gs__rp_mig_usable(const struct replay *r, uint32_t s, unsigned k)
+{
+  const struct rp_mig *g = r->mig;
+  if (r->kind[k].milli == 1000)
+    return s == g->empty[g->state[s].model] ? 1000 : 0;
+  return g->state[s].room[g->prof_of[k]] * gs__rp_mig_take(r, k);
+}
+
+/* The node's fragmentation (ours: ours' measure) after GPU gi (an index on
+ * the node) moves to state s. */
 static double frag_after(const struct replay *r, unsigned ni, const struct rp_pod *p, unsigned gi, unsigned s)
 {
   const struct rp_node *n = &r->node[ni];
@@ -202,6 +213,8 @@ static double frag_after(const struct replay *r, unsigned ni, const struct rp_po
     st[gi] = s;
     left[gi] = r->mig->state[s].free_milli;
   }
+  if (r->pol == GS_PLAN_OURS)
+    return gs__rp_ours_measure(r, n->model, n->cpu - p->cpu, n->mem - p->mem, left, st, n->ngpu, NULL);
   return gs__rp_frag(r, n->model, n->cpu - p->cpu, left, st, n->ngpu);
 }
 
