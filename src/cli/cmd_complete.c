@@ -110,9 +110,14 @@ static void profile_names(struct comp *x)
       continue;
     seen[nseen++] = info.model;
     for (unsigned k = 0; k < info.model->ngi; k++) {
+      const struct gs_geom_gi_profile *p = &info.model->gi[k];
       char desc[96];
-      snprintf(desc, sizeof(desc), "profile %u on %s", info.model->gi[k].id, info.model->key);
-      put(x, info.model->gi[k].name, desc);
+      bool named = false; /* 1g.10gb of two models is one word */
+      for (unsigned s = 0; s + 1 < nseen && !named; s++)
+        named = gs_geom_gi_profile_find(seen[s], p->name) != NULL;
+      snprintf(desc, sizeof(desc), "profile %u on %s", p->id, info.model->key);
+      if (!named)
+        put(x, p->name, desc);
     }
   }
 }

@@ -72,10 +72,10 @@ static int scale_opt(struct serve_opts *o, int ch, const char *value)
   switch (ch) {
   case O_BUDGET: rc = gs_scale_parse_budget(&err, value, &sc->percentile, &sc->budget_us); break;
   case O_SLICES: rc = gs_scale_parse_range(&err, value, &sc->min_slices, &sc->max_slices); break;
-  case O_SWINDOW: /* a bare number is seconds, as the window's scale is */
-    return cli_duration("--scale-window", value, 1000000, 86400000000ull, &sc->window_us);
+  case O_SWINDOW: rc = gs_scale_parse_duration(&err, "--scale-window", value, &sc->window_us); break;
   case O_COOLDOWN:
-    return cli_duration("--scale-cooldown", value, 1000000, 86400000000ull, &sc->cooldown_us);
+    rc = gs_scale_parse_duration(&err, "--scale-cooldown", value, &sc->cooldown_us);
+    break;
   case O_GROW: o->grow_profile = value; break;
   case O_SSTATE: o->scale_state = value; break;
   case O_SHRINK:
@@ -173,9 +173,9 @@ static const struct cli_opt serve_opts[] = {
     {"grow-profile", 0, "PROFILE", O_GROW, "the smallest", "the profile of slices it creates",
      CLI_VALUE_PROFILE, NULL},
     {"scale-window", 0, "DURATION", O_SWINDOW, "10s",
-     "the window latency is judged over (a bare number is seconds)", CLI_VALUE_TEXT, NULL},
+     "the window latency is judged over", CLI_VALUE_TEXT, NULL},
     {"scale-cooldown", 0, "DURATION", O_COOLDOWN, "10s",
-     "the least time between two changes (a bare number is seconds)", CLI_VALUE_TEXT, NULL},
+     "the least time between two changes", CLI_VALUE_TEXT, NULL},
     {"shrink-below", 0, "FRACTION", O_SHRINK, "0.75",
      "shrink when the percentile is under this fraction of the budget", CLI_VALUE_TEXT, NULL},
     {"scale-state", 0, "FILE", O_SSTATE, "none", "where the autoscaler keeps its record",

@@ -21,8 +21,8 @@ const char cli_exit_text[] =
     "status.";
 
 const char cli_duration_text[] =
-    "DURATION is a number and a unit: us, ms, s, m or h (250ms, 10s, 1.5m); a bare number keeps\n"
-    "the unit the option had before it took units, shown in its help.";
+    "DURATION is a number and a unit: us, ms, s, m or h (250ms, 10s, 1.5m). Where an option took a\n"
+    "bare number before, it still does, in the unit it had (its help says which).";
 
 void cli_opt_spelling(const struct cli_opt *o, char *buf, size_t size)
 {

@@ -32,11 +32,10 @@ void gs_scale_config_defaults(struct gs_scale_config *cfg)
     cfg->drain_us = 10000000;
 }
 
-/* A bare number is milliseconds (p90=50 is p90=50ms); the syntax is every
- * duration's (gs_duration_parse). */
+/* Every duration's syntax (gs_duration_parse); these never took a bare number. */
 int gs_scale_parse_duration(struct gs_err *err, const char *what, const char *s, uint64_t *us)
 {
-  return gs_duration_parse(err, what, s, 1000, 1, 86400000000ull, us);
+  return gs_duration_parse(err, what, s, 0, 1, 86400000000ull, us);
 }
 
 int gs_scale_parse_budget(struct gs_err *err, const char *s, double *pct, uint64_t *us)
