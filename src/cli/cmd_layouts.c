@@ -183,8 +183,11 @@ static int run_layouts(struct cli *c, int argc, char **argv)
   if (first + 1 != argc)
     return cli_usage("layouts: name one GPU model (`gpuslice models` lists them); usage: %s",
                      cli_synopsis(c));
-  if (!(x.m = gs_geom_model_find(argv[first])))
-    return cli_usage("layouts: unknown GPU model '%s'; `gpuslice models` lists them", argv[first]);
+  if (!(x.m = gs_geom_model_find(argv[first]))) {
+    char hint[512];
+    return cli_usage("layouts: unknown GPU model '%s'; %s", argv[first],
+                     gs_geom_model_hint(argv[first], hint, sizeof(hint)));
+  }
   if (o.check)
     return check_layout(c, x.m, o.check);
   flags = o.flags;

@@ -287,11 +287,11 @@ static int load_file(struct cli *c, struct serve_opts *o, struct gs_serve_file *
   o->cli_given = o->given;
   o->cli_gpus = c->gpus != NULL;
   if (gs_file_read(&err, o->file, 1 << 20, &text, &len) != 0)
-    return cli_fail(&err);
+    return cli_fail_file(&err);
   rc = gs_serve_file_parse(&err, o->file, text, len, f);
   free(text);
   if (rc)
-    return cli_fail(&err);
+    return cli_fail_file(&err);
   return apply_file(c, o, *f);
 }
 
@@ -305,7 +305,7 @@ static int admin_token(struct serve_opts *o, char **buf)
     return cli_usage("give --admin-token or --admin-token-file, not both");
   if (o->admin_token_file) {
     if (gs_file_read(&err, o->admin_token_file, 4096, buf, &len) != 0)
-      return cli_fail(&err);
+      return cli_fail_file(&err);
     (*buf)[strcspn(*buf, "\r\n")] = 0;
     o->admin_token = *buf;
   }

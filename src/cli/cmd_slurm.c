@@ -253,13 +253,14 @@ static int run_node_conf(struct cli *c, int argc, char **argv)
   return write_records(c, argc, argv, gs_plan_slurm_node);
 }
 
-/* Reads gres.conf for the prologs: a missing file is the admin's to fix. */
+/* Reads gres.conf for the prologs: a missing file is the admin's to fix
+ * (exit 2, as any file the command line names; Slurm drains on any failure). */
 static int read_gres(const char *path, char **text, size_t *len)
 {
   struct gs_err err = {0};
   if (gs_file_read(&err, path, 4u << 20, text, len) != 0) {
     fprintf(stderr, "gpuslice: gres.conf %s: %s (name it with --gres-conf)\n", path, err.msg);
-    return GS_EXIT_FAILED;
+    return err.code == GS_E_NO_MEMORY ? GS_EXIT_FAILED : GS_EXIT_USAGE;
   }
   return 0;
 }

@@ -118,8 +118,10 @@ static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *f
 {
   const struct gs_geom_model *m = gs_geom_model_find(o->gpu);
   const struct gs_geom_gi_profile *p;
+  char hint[512];
   if (!m)
-    return cli_usage("--gpu %s: unknown GPU model (`gpuslice layouts` lists them)", o->gpu);
+    return cli_usage("--gpu %s: unknown GPU model; %s", o->gpu,
+                     gs_geom_model_hint(o->gpu, hint, sizeof(hint)));
   if ((o->profile != NULL) + (o->sms != 0) + o->full > 1)
     return cli_usage("give one of --profile, --sms and --full-gpu");
   *full = m->sms;
