@@ -217,9 +217,13 @@ int cli_getopt(struct cli *c, int argc, char **argv,
 const char *cli_synopsis(const struct cli *c);
 /* Parses a DURATION option's value (docs/cli.md, "Durations"): a number with
  * us, ms, s, m or h, or a bare number in `bare_unit_us` (the option's old
- * unit). Returns 0 or GS_EXIT_USAGE after a message naming the option. */
-int cli_duration(const char *option, const char *value, uint64_t bare_unit_us, uint64_t max_us,
-                 uint64_t *out_us);
+ * unit; 0: none), from min_us to max_us. Returns 0 or GS_EXIT_USAGE after a
+ * message naming the option. cli_duration_in gives it in whole units of
+ * unit_us (1000: milliseconds), a part of one rounding up. */
+int cli_duration(const char *option, const char *value, uint64_t bare_unit_us, uint64_t min_us,
+                 uint64_t max_us, uint64_t *out_us);
+int cli_duration_in(const char *option, const char *value, uint64_t bare_unit_us, uint64_t min_us,
+                    uint64_t max_us, uint64_t unit_us, unsigned *out);
 /* Prints "gpuslice: <msg>" for a file named on the command line (or by an
  * environment variable) that cannot be read, written or parsed: exit 2 by
  * docs/cli.md's rule (1 when memory ran out). */

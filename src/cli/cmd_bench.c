@@ -98,13 +98,7 @@ static int protocol(const char *v, struct gs_bench_config *g)
 /* A DURATION option kept in milliseconds (a bare number is ms, as perf_analyzer's). */
 static int millis(const char *v, const char *what, unsigned *out)
 {
-  uint64_t us;
-  if (cli_duration(what, v, 1000, 86400000000ull, &us) != 0)
-    return GS_EXIT_USAGE;
-  if (us < 1000)
-    return cli_usage("%s %s: at least 1ms", what, v);
-  *out = (unsigned)((us + 999) / 1000);
-  return 0;
+  return cli_duration_in(what, v, 1000, 1000, 86400000000ull, 1000, out);
 }
 
 static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
@@ -598,8 +592,7 @@ static int on_plot_opt(struct cli *c, int ch, const char *v, void *arg)
   switch (ch) {
   case O_OUT: o->out = v; return 0;
   case O_BUDGET: /* a bare number is milliseconds */
-    if ((rc = cli_duration("--latency-budget", v, 1000, 86400000000ull, &us)) == 0 && us == 0)
-      rc = cli_usage("--latency-budget %s: give a budget above 0, e.g. 50ms", v);
+    rc = cli_duration("--latency-budget", v, 1000, 1, 86400000000ull, &us);
     o->budget_us = (double)us;
     return rc;
   case O_PLOT_PCT:

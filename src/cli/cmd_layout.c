@@ -27,7 +27,6 @@ struct report {
 static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   struct layout_opts *o = arg;
-  uint64_t us;
   (void)c;
   switch (ch) {
   case 'f': o->file = value; return 0;
@@ -38,11 +37,8 @@ static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
   case 'x': o->force = true; return 0;
   case 'm': o->mode_only = true; return 0;
   case 'a': o->valid_only = true; return 0;
-  case 'w': /* the journal's lock waits whole seconds: a part of one rounds up */
-    if (cli_duration("--wait", value, 1000000, 86400000000ull, &us) != 0)
-      return GS_EXIT_USAGE;
-    o->wait = (unsigned)((us + 999999) / 1000000);
-    return 0;
+  case 'w': /* the journal's lock waits whole seconds; a bare number is seconds */
+    return cli_duration_in("--wait", value, 1000000, 0, 86400000000ull, 1000000, &o->wait);
   default:
     return cli_usage("unexpected option");
   }

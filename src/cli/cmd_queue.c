@@ -208,16 +208,6 @@ static int number(const char *v, const char *name, unsigned max, unsigned *out)
   return 0;
 }
 
-/* A DURATION in whole milliseconds, a bare number being ms (the old --poll-ms, --grace-ms). */
-static int millis(const char *v, const char *name, uint64_t max_us, unsigned *out)
-{
-  uint64_t us;
-  if (cli_duration(name, v, 1000, max_us, &us) != 0)
-    return GS_EXIT_USAGE;
-  *out = (unsigned)((us + 999) / 1000);
-  return 0;
-}
-
 static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   struct queue_opts *o = arg;
@@ -225,8 +215,10 @@ static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
   switch (ch) {
   case O_PER_USER: return number(value, "--max-per-user", 100000, &o->q.max_per_user);
   case O_MAX_RUNNING: return number(value, "--max-running", 100000, &o->q.max_running);
-  case O_POLL: return millis(value, "--poll-interval", 60000000ull, &o->q.poll_ms);
-  case O_GRACE: return millis(value, "--grace-period", 600000000ull, &o->q.grace_ms);
+  /* a bare number is ms, as the old --poll-ms and --grace-ms took it */
+  case O_POLL: return cli_duration_in("--poll-interval", value, 1000, 0, 60000000ull, 1000, &o->q.poll_ms);
+  case O_GRACE:
+    return cli_duration_in("--grace-period", value, 1000, 0, 600000000ull, 1000, &o->q.grace_ms);
   case O_UNTIL_EMPTY: o->q.until_empty = true; return 0;
   case O_QDIR: o->jobs_dir = value; return 0;
   default: return cli_usage("unexpected option");

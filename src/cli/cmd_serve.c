@@ -55,11 +55,7 @@ static int number(const char *v, const char *name, unsigned *out)
 /* A DURATION option kept in milliseconds (a bare number is ms). */
 static int millis(const char *v, const char *name, unsigned *out)
 {
-  uint64_t us;
-  if (cli_duration(name, v, 1000, 86400000000ull, &us) != 0)
-    return GS_EXIT_USAGE;
-  *out = (unsigned)((us + 999) / 1000);
-  return 0;
+  return cli_duration_in(name, v, 1000, 0, 86400000000ull, 1000, out);
 }
 
 /* The autoscaler's options; 0 or an exit code. */

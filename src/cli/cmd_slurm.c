@@ -158,7 +158,6 @@ static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
   struct slurm_args *a = arg;
   const char **slot[] = {[OPT_OUT] = &a->out, [OPT_FILE] = &a->file, [OPT_NODE] = &a->o.node,
                          [OPT_CONFIG] = &a->o.config};
-  uint64_t us;
   (void)c;
   if (ch < (int)GS_NITEMS(slot) && slot[ch]) {
     *slot[ch] = v;
@@ -176,13 +175,8 @@ static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
   case OPT_CTLD_RESTART: a->ctld_restart = v; break;
   case OPT_SCONTROL: a->scontrol = v; break;
   case OPT_SRUN: a->srun = v; break;
-  case OPT_TIMEOUT: /* whole seconds: a part of one rounds up */
-    if (cli_duration("--timeout", v, 1000000, 86400000000ull, &us) != 0)
-      return GS_EXIT_USAGE;
-    if (us == 0)
-      return cli_usage("--timeout '%s': give 1s or more", v);
-    a->timeout = (unsigned)((us + 999999) / 1000000);
-    break;
+  case OPT_TIMEOUT: /* whole seconds; a bare number is seconds */
+    return cli_duration_in("--timeout", v, 1000000, 1000000, 86400000000ull, 1000000, &a->timeout);
   default:
     return cli_usage("unexpected option");
   }

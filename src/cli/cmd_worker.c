@@ -32,18 +32,6 @@ static int number(const char *value, const char *what, unsigned *out)
   return 0;
 }
 
-/* A DURATION in whole milliseconds (a bare number is ms), at least 1ms. */
-static int millis(const char *value, const char *what, unsigned *out)
-{
-  uint64_t us;
-  if (cli_duration(what, value, 1000, 86400000000ull, &us) != 0)
-    return GS_EXIT_USAGE;
-  if (us < 1000)
-    return cli_usage("%s %s: at least 1ms", what, value);
-  *out = (unsigned)((us + 999) / 1000);
-  return 0;
-}
-
 static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   struct worker_opts *o = arg;
@@ -67,8 +55,14 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
     if ((rc = number(value, "--time-scale", &o->time_scale)) == 0 && o->time_scale > 1000)
       return cli_usage("--time-scale %s: at most 1000", value);
     return rc;
-  case O_HDR_TIMEOUT: rc = millis(value, "--header-timeout", &o->lim.read_timeout_ms); break;
-  case O_IDLE: rc = millis(value, "--idle-timeout", &o->lim.idle_timeout_ms); break;
+  case O_HDR_TIMEOUT: /* bare numbers are the milliseconds these took before units */
+    rc = cli_duration_in("--header-timeout", value, 1000, 1000, 86400000000ull, 1000,
+                         &o->lim.read_timeout_ms);
+    break;
+  case O_IDLE:
+    rc = cli_duration_in("--idle-timeout", value, 1000, 1000, 86400000000ull, 1000,
+                         &o->lim.idle_timeout_ms);
+    break;
   case O_MAX_HEADER: rc = number(value, "--max-header", &v), o->lim.max_header = v; break;
   case O_MAX_BODY: rc = number(value, "--max-body", &v), o->lim.max_body = v; break;
   default: return cli_usage("unexpected option");

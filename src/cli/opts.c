@@ -195,13 +195,23 @@ int cli_getopt(struct cli *c, int argc, char **argv,
   return optind;
 }
 
-int cli_duration(const char *option, const char *value, uint64_t bare_unit_us, uint64_t max_us,
-                 uint64_t *out_us)
+int cli_duration(const char *option, const char *value, uint64_t bare_unit_us, uint64_t min_us,
+                 uint64_t max_us, uint64_t *out_us)
 {
   struct gs_err err = {0};
-  if (gs_duration_parse(&err, option, value, bare_unit_us, 0, max_us, out_us) != 0)
+  if (gs_duration_parse(&err, option, value, bare_unit_us, min_us, max_us, out_us) != 0)
     return cli_usage("%s", err.msg);
   return 0;
+}
+
+int cli_duration_in(const char *option, const char *value, uint64_t bare_unit_us, uint64_t min_us,
+                    uint64_t max_us, uint64_t unit_us, unsigned *out)
+{
+  uint64_t us;
+  int rc = cli_duration(option, value, bare_unit_us, min_us, max_us, &us);
+  if (rc == 0)
+    *out = (unsigned)((us + unit_us - 1) / unit_us);
+  return rc;
 }
 
 int cli_fail_file(const struct gs_err *err)
