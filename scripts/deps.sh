@@ -19,8 +19,10 @@ need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3
       munge slurmctld slurmd slurm-client)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
 [ "${GS_WITH_TSAN:-0}" = 1 ] && need+=(libtsan2)
-# make deb, and the packaging tests: Debian's package tools, lintian, man.
-[ "${GS_WITH_DEB:-0}" = 1 ] && need+=(debhelper dpkg-dev lintian man-db systemd)
+# make deb, and the packaging tests: Debian's package tools, lintian, man
+# (man -l renders every page); bash-completion and zsh, whose completion
+# scripts tests/cli/test-cli-complete.sh loads (it skips a shell that is missing).
+[ "${GS_WITH_DEB:-0}" = 1 ] && need+=(debhelper dpkg-dev lintian man-db systemd bash-completion zsh)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,6 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +95,12 @@ static int protocol(const char *v, struct gs_bench_config *g)
   return 0;
 }
 
+/* A DURATION option kept in milliseconds (a bare number is ms, as perf_analyzer's). */
+static int millis(const char *v, const char *what, unsigned *out)
+{
+  return cli_duration_in(what, v, 1000, 1000, 86400000000ull, 1000, out);
+}
+
 static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
 {
   struct bench_opts *o = arg;
@@ -123,10 +128,10 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
   case O_OUT_FMT: return format(v, "--output-tensor-format", &o->json_out);
   case O_THREADS: return unsigned_opt(v, "--threads", &g->threads);
   case O_CONNS: return unsigned_opt(v, "--connections", &g->connections);
-  case O_INTERVAL: return unsigned_opt(v, "--measurement-interval", &g->window_ms);
+  case O_INTERVAL: return millis(v, "--measurement-interval", &g->window_ms);
   case O_COUNT: return unsigned_opt(v, "--measurement-request-count", &g->window_count);
   case O_TRIALS: return unsigned_opt(v, "--max-trials", &g->max_trials);
-  case O_TIMEOUT: return unsigned_opt(v, "--request-timeout", &g->request_timeout_ms);
+  case O_TIMEOUT: return millis(v, "--request-timeout", &g->request_timeout_ms);
   case O_STABILITY: return positive(v, "--stability-percentage", &g->stability, false);
   case O_SEED: rc = positive(v, "--seed", &d, true), g->seed = (uint64_t)d; return rc;
   case O_BACKLOG: rc = positive(v, "--max-backlog", &d, true), g->max_backlog = (size_t)d; return rc;
@@ -158,47 +163,102 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
   }
 }
 
-static const struct option bench_extra[] = {
-    {"url", required_argument, NULL, O_URL},
-    {"protocol", required_argument, NULL, O_PROTO},
-    {"grpc-url", required_argument, NULL, O_GRPC_URL},
-    {"streams", required_argument, NULL, O_STREAMS},
-    {"model", required_argument, NULL, O_MODEL},
-    {"batch-size", required_argument, NULL, O_BATCH},
-    {"concurrency-range", required_argument, NULL, O_CONC},
-    {"request-rate-range", required_argument, NULL, O_RATE},
-    {"request-distribution", required_argument, NULL, O_DIST},
-    {"distribution", required_argument, NULL, O_DIST},
-    {"input-data", required_argument, NULL, O_INPUT},
-    {"shape", required_argument, NULL, O_SHAPE},
-    {"input-tensor-format", required_argument, NULL, O_IN_FMT},
-    {"output-tensor-format", required_argument, NULL, O_OUT_FMT},
-    {"http-path", required_argument, NULL, O_PATH},
-    {"http-method", required_argument, NULL, O_METHOD},
-    {"http-body", required_argument, NULL, O_BODY},
-    {"header", required_argument, NULL, O_HEADER},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"connections", required_argument, NULL, O_CONNS},
-    {"measurement-interval", required_argument, NULL, O_INTERVAL},
-    {"measurement-mode", required_argument, NULL, O_MODE},
-    {"measurement-request-count", required_argument, NULL, O_COUNT},
-    {"stability-percentage", required_argument, NULL, O_STABILITY},
-    {"max-trials", required_argument, NULL, O_TRIALS},
-    {"percentile", required_argument, NULL, O_PCT},
-    {"request-timeout", required_argument, NULL, O_TIMEOUT},
-    {"max-backlog", required_argument, NULL, O_BACKLOG},
-    {"metrics-url", required_argument, NULL, O_METRICS},
-    {"no-server-metrics", no_argument, NULL, O_NO_METRICS},
-    {"seed", required_argument, NULL, O_SEED},
-    {"file", required_argument, NULL, O_CSV},
+/* The short letters are perf_analyzer's (-u -m -b -f -p -s -r -H -i). */
+static const struct cli_opt bench_opts[] = {
+    {"url", 'u', "URL", O_URL, NULL, "the server: http://HOST:PORT[/prefix] (required)",
+     CLI_VALUE_TEXT, NULL},
+    {"model", 'm', "MODEL", O_MODEL, NULL, "a KServe v2 model to infer on (or --http-path)",
+     CLI_VALUE_TEXT, NULL},
+    {"http-path", 0, "PATH", O_PATH, NULL, "or plain HTTP requests to this path", CLI_VALUE_TEXT,
+     NULL},
+    {"protocol", 'i', "http|grpc", O_PROTO, "http", "the protocol of the load (perf_analyzer's -i)",
+     CLI_VALUE_CHOICE, NULL},
+    {"grpc-url", 0, "HOST:PORT", O_GRPC_URL, NULL, "-i grpc: where the gRPC load goes",
+     CLI_VALUE_TEXT, NULL},
+    {"streams", 0, "N", O_STREAMS, "32", "-i grpc: calls in flight per connection", CLI_VALUE_TEXT,
+     NULL},
+    {"concurrency-range", 0, "S[:E[:STEP]]", O_CONC, "1", "closed loop: requests in flight",
+     CLI_VALUE_TEXT, NULL},
+    {"request-rate-range", 0, "S[:E[:STEP]]", O_RATE, NULL, "or open loop: requests per second",
+     CLI_VALUE_TEXT, NULL},
+    {"request-distribution", 0, "constant|poisson", O_DIST, "constant", "open loop: arrivals",
+     CLI_VALUE_CHOICE, NULL},
+    {"distribution", 0, "constant|poisson", O_DIST, NULL, "the same as --request-distribution",
+     CLI_VALUE_CHOICE, NULL},
+    {"connections", 0, "N", O_CONNS, "64", "open loop: connections in all", CLI_VALUE_TEXT, NULL},
+    {"max-backlog", 0, "N", O_BACKLOG, "1000000",
+     "open loop: due requests waiting for a connection", CLI_VALUE_TEXT, NULL},
+    {"batch-size", 'b', "N", O_BATCH, "1", "inferences per request", CLI_VALUE_TEXT, NULL},
+    {"input-data", 0, "FILE|random|zero", O_INPUT, "random", "the inputs: perf_analyzer's JSON",
+     CLI_VALUE_FILE, NULL},
+    {"shape", 0, "NAME:D,...", O_SHAPE, NULL, "a variable input's shape (repeat per input)",
+     CLI_VALUE_TEXT, NULL},
+    {"input-tensor-format", 0, "json|binary", O_IN_FMT, "binary", "how inputs are sent",
+     CLI_VALUE_CHOICE, NULL},
+    {"output-tensor-format", 0, "json|binary", O_OUT_FMT, "binary", "how outputs are asked for",
+     CLI_VALUE_CHOICE, NULL},
+    {"http-method", 0, "METHOD", O_METHOD, "GET", "plain HTTP: the method", CLI_VALUE_TEXT, NULL},
+    {"http-body", 0, "TEXT|@FILE", O_BODY, "none", "plain HTTP: the body", CLI_VALUE_TEXT, NULL},
+    {"header", 'H', "HEADER", O_HEADER, NULL, "a request header, 'Name: value' (repeat for several)",
+     CLI_VALUE_TEXT, NULL},
+    {"threads", 0, "N", O_THREADS, "the cores", "load threads, each with its own event loop",
+     CLI_VALUE_TEXT, NULL},
+    {"measurement-interval", 'p', "DURATION", O_INTERVAL, "5s",
+     "a measurement window (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"measurement-mode", 0, "time_windows|count_windows", O_MODE, "time_windows",
+     "windows of a time, or of a request count", CLI_VALUE_CHOICE, NULL},
+    {"measurement-request-count", 0, "N", O_COUNT, "50", "count_windows: requests per window",
+     CLI_VALUE_TEXT, NULL},
+    {"stability-percentage", 's', "PCT", O_STABILITY, "10",
+     "a step is stable when 3 windows are within this", CLI_VALUE_TEXT, NULL},
+    {"max-trials", 'r', "N", O_TRIALS, "10", "windows per step before giving up", CLI_VALUE_TEXT,
+     NULL},
+    {"percentile", 0, "P", O_PCT, "none: the average", "the latency figure stabilised",
+     CLI_VALUE_TEXT, NULL},
+    {"request-timeout", 0, "DURATION", O_TIMEOUT, "30s", "a request's bound (a bare number is ms)",
+     CLI_VALUE_TEXT, NULL},
+    {"metrics-url", 0, "URL", O_METRICS, "--url's /metrics", "Triton's metrics (its port 8002)",
+     CLI_VALUE_TEXT, NULL},
+    {"no-server-metrics", 0, NULL, O_NO_METRICS, NULL, "read no server metrics", CLI_VALUE_TEXT,
+     NULL},
+    {"seed", 0, "N", O_SEED, "1", "open loop: the Poisson arrivals' seed", CLI_VALUE_TEXT, NULL},
+    {"file", 'f', "CSV", O_CSV, "none", "also write perf_analyzer's CSV report here",
+     CLI_VALUE_FILE, NULL},
+    CLI_OPT_JSON("print the steps as JSON instead of the table (docs/bench.md)"),
     {0},
 };
 
-/* bench's errors are not NVML's: no NVML name after the message. */
+static const struct cli_spec bench_spec = {
+    .operands = NULL,
+    .opts = bench_opts,
+    .about = "A load generator with perf_analyzer's options and CSV: closed loop (concurrency) or\n"
+             "open loop (request rate, free of coordinated omission), against a KServe v2 endpoint\n"
+             "(HTTP or gRPC) or any HTTP URL. Each step runs windows until 3 agree. Exit 1 when a\n"
+             "step never stabilized or the server cannot be reached.",
+    .examples = "gpuslice bench --url http://localhost:8000 -m flower --concurrency-range 1:100:10 "
+                "-f out.csv\n"
+                "gpuslice bench --url http://localhost:8080 --http-path /index.html "
+                "--request-rate-range 1000 --request-distribution poisson",
+};
+
+/* bench's errors are not NVML's: no NVML name after the message. A server
+ * or the network failing is exit 1, not 3: no state of ours is involved. */
 static int bench_fail(const struct gs_err *err)
 {
   fprintf(stderr, "gpuslice: %s\n", err->msg);
-  return cli_exit_of(err->code);
+  return err->code == GS_E_IO ? GS_EXIT_FAILED : cli_exit_of(err->code);
+}
+
+/* A file the command line names (--input-data, --http-body @FILE, a CSV):
+ * when it cannot be read the error is the command line's (exit 2). */
+static int user_file(struct gs_err *err, const char *what, const char *path, size_t limit,
+                     char **text, size_t *len)
+{
+  struct gs_err why = {0};
+  if (gs_file_read(&why, path, limit, text, len) == 0)
+    return 0;
+  return gs_err_set(err, why.code == GS_E_NO_MEMORY ? GS_E_NO_MEMORY : GS_E_USAGE, "%s %s",
+                    what, why.msg);
 }
 
 /* ---- requests ---- */
@@ -207,7 +267,7 @@ static int bench_fail(const struct gs_err *err)
 static int plain_body(struct gs_err *err, const char *body, char **out, size_t *len)
 {
   if (body && body[0] == '@')
-    return gs_file_read(err, body + 1, 256u << 20, out, len);
+    return user_file(err, "--http-body", body + 1, 256u << 20, out, len);
   *len = body ? strlen(body) : 0;
   *out = strdup(body ? body : "");
   return *out ? 0 : gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
@@ -249,7 +309,7 @@ static int model_samples(struct gs_err *err, const struct bench_opts *o,
   int rc;
   if (!o->input || strcmp(o->input, "random") == 0 || strcmp(o->input, "zero") == 0)
     return gs_bench_samples_fill(err, m, o->input && o->input[0] == 'z', o->cfg.seed, s);
-  if ((rc = gs_file_read(err, o->input, 1u << 30, &text, &len)) != 0)
+  if ((rc = user_file(err, "--input-data", o->input, 1u << 30, &text, &len)) != 0)
     return rc;
   rc = gs_bench_samples_parse(err, o->input, text, len, m, s);
   free(text);
@@ -385,12 +445,12 @@ static int write_csv(const struct bench_opts *o, const struct gs_bench_step *s, 
   FILE *f = fopen(o->csv, "w");
   if (!f) {
     fprintf(stderr, "gpuslice: -f %s: %s\n", o->csv, strerror(errno));
-    return GS_EXIT_STATE;
+    return GS_EXIT_USAGE;
   }
   gs_bench_csv_write(f, o->cfg.mode, s, n);
   if (fclose(f) != 0) {
     fprintf(stderr, "gpuslice: -f %s: %s\n", o->csv, strerror(errno));
-    return GS_EXIT_STATE;
+    return GS_EXIT_USAGE;
   }
   return GS_EXIT_OK;
 }
@@ -493,33 +553,17 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   return rc;
 }
 
-static int run_plot(struct cli *c, int argc, char **argv);
-
 static int run_bench(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice bench --url URL (-m MODEL | --http-path PATH) "
-      "[-i http|grpc --grpc-url HOST:PORT [--streams N]] "
-      "[--concurrency-range S[:E[:STEP]] | --request-rate-range S[:E[:STEP]] "
-      "[--request-distribution constant|poisson] [--connections N]] [-b N] "
-      "[--input-data FILE|random|zero] [--shape NAME:D,...] [--input-tensor-format json|binary] "
-      "[--output-tensor-format json|binary] [--http-method M] [--http-body TEXT|@FILE] "
-      "[-H 'Name: value'] [--threads N] [-p MS] [--measurement-mode time_windows|count_windows] "
-      "[--measurement-request-count N] [-s PCT] [-r N] [--percentile P] [--request-timeout MS] "
-      "[--max-backlog N] [--metrics-url URL | --no-server-metrics] [--seed N] [-f CSV] [--json]\n"
-      "       gpuslice bench plot CSV... [--latency-budget 50ms] [--percentile 90] -o OUT.svg|OUT.png";
   struct bench_opts o = {.cfg = {.mode = GS_BENCH_CLOSED, .start = 1, .end = 1, .step = 1}};
   struct gs_bench_url mu;
   struct gs_err err = {0};
   int rc, first;
-  if (argc > 1 && strcmp(argv[1], "plot") == 0)
-    return run_plot(c, argc - 1, argv + 1);
-  c->verb_owns_i = true; /* bench selects no GPU: -i is the protocol */
-  if ((first = cli_getopt(c, argc, argv, usage, bench_extra, on_bench_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_bench_opt, &o)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = check_opts(&o, usage)) != 0)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
+  if ((rc = check_opts(&o, cli_synopsis(c))) != 0)
     return rc;
   /* Every URL is checked here, before any request goes out. */
   if (gs_bench_url_parse(&err, "--url", o.url, &o.cfg.url) != 0 ||
@@ -539,32 +583,18 @@ struct plot_opts {
   double budget_us;
 };
 
-/* "50ms", "50 ms", "0.05s", "50000us"; a bare number is milliseconds. */
-static int duration_us(const char *v, double *out)
-{
-  char *e;
-  double x = strtod(v, &e), mul = 1000;
-  while (*e == ' ')
-    e++;
-  if (strcmp(e, "us") == 0 || strcmp(e, "µs") == 0)
-    mul = 1;
-  else if (strcmp(e, "s") == 0)
-    mul = 1e6;
-  else if (*e && strcmp(e, "ms") != 0)
-    e = NULL;
-  if (e == v || !e || !(x > 0))
-    return cli_usage("--latency-budget %s: expected a duration such as 50ms, 0.05s or 50000us", v);
-  *out = x * mul;
-  return 0;
-}
-
 static int on_plot_opt(struct cli *c, int ch, const char *v, void *arg)
 {
   struct plot_opts *o = arg;
+  uint64_t us = 0;
+  int rc;
   (void)c;
   switch (ch) {
   case O_OUT: o->out = v; return 0;
-  case O_BUDGET: return duration_us(v, &o->budget_us);
+  case O_BUDGET: /* a bare number is milliseconds */
+    rc = cli_duration("--latency-budget", v, 1000, 1, 86400000000ull, &us);
+    o->budget_us = (double)us;
+    return rc;
   case O_PLOT_PCT:
     if (strcmp(v, "avg") == 0) {
       o->column = "Avg latency";
@@ -579,11 +609,23 @@ static int on_plot_opt(struct cli *c, int ch, const char *v, void *arg)
   }
 }
 
-static const struct option plot_extra[] = {
-    {"output", required_argument, NULL, O_OUT},
-    {"latency-budget", required_argument, NULL, O_BUDGET},
-    {"percentile", required_argument, NULL, O_PLOT_PCT},
+static const struct cli_opt plot_opts[] = {
+    {"output", 'o', "OUT.svg|OUT.png", O_OUT, NULL, "the chart (PNG through rsvg-convert)",
+     CLI_VALUE_FILE, NULL},
+    {"latency-budget", 0, "DURATION", O_BUDGET, "none", "a budget line (a bare number is ms)",
+     CLI_VALUE_TEXT, NULL},
+    {"percentile", 0, "50|90|95|99|avg", O_PLOT_PCT, "90", "the latency column drawn",
+     CLI_VALUE_CHOICE, NULL},
     {0},
+};
+
+static const struct cli_spec plot_spec = {
+    .operands = "CSV...",
+    .operand = CLI_VALUE_FILE,
+    .opts = plot_opts,
+    .about = "Throughput and latency against concurrency (or request rate), one series per CSV\n"
+             "(perf_analyzer's or bench -f's), as an SVG or PNG.",
+    .examples = "gpuslice bench plot mig-1.csv mig-7.csv --latency-budget 50ms -o chart.svg",
 };
 
 static int load_series(const char *path, const char *column, struct gs_bench_series *s)
@@ -593,7 +635,7 @@ static int load_series(const char *path, const char *column, struct gs_bench_ser
   size_t bl = strlen(base);
   char *text = NULL;
   size_t len;
-  int rc = gs_file_read(&err, path, 64u << 20, &text, &len);
+  int rc = user_file(&err, "CSV", path, 64u << 20, &text, &len);
   if (rc == 0)
     rc = gs_bench_csv_read(&err, path, text, len, column, s);
   free(text);
@@ -628,7 +670,7 @@ static int write_plot(const char *out, const char *svg, size_t len)
   int st;
   snprintf(tmp, sizeof(tmp), "%.*s.svg", (int)(png ? ol - 4 : ol), out);
   if (gs_file_write_atomic(&err, png ? tmp : out, svg, len) != 0)
-    return bench_fail(&err);
+    return cli_fail_file(&err);
   if (!png)
     return GS_EXIT_OK;
   if ((st = to_png(tmp, out)) == 0)
@@ -642,19 +684,16 @@ static int write_plot(const char *out, const char *svg, size_t len)
 
 static int run_plot(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice bench plot CSV... [--latency-budget 50ms] [--percentile 50|90|95|99|avg] "
-      "-o OUT.svg|OUT.png";
   struct plot_opts o = {.column = "p90 latency"};
   struct gs_bench_series *s;
   struct gs_err err = {0};
   char *svg = NULL;
   size_t len, n;
   int first, rc = 0;
-  if ((first = cli_getopt(c, argc, argv, usage, plot_extra, on_plot_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_plot_opt, &o)) <= 0)
     return -first;
   if (first >= argc || !o.out)
-    return cli_usage("give one or more CSV files and -o OUT.svg; usage: %s", usage);
+    return cli_usage("give one or more CSV files and -o OUT.svg; usage: %s", cli_synopsis(c));
   n = (size_t)(argc - first);
   if (!(s = calloc(n, sizeof(*s))))
     return cli_usage("out of memory");
@@ -675,6 +714,9 @@ static int run_plot(struct cli *c, int argc, char **argv)
  * load for up to minutes and writes files, so the argument fuzzer leaves it out. */
 const struct cli_verb cli_verbs_bench[] = {
     {NULL, "bench", run_bench,
-     "load generator: closed/open loop against KServe v2 or HTTP; `bench plot` draws CSVs", true},
+     "load generator: closed/open loop against KServe v2 or HTTP; `bench plot` draws CSVs", true,
+     &bench_spec, false},
+    {"bench", "plot", run_plot, "throughput and latency charts of bench's CSVs (SVG or PNG)", false,
+     &plot_spec, false},
     {0},
 };

@@ -5,7 +5,6 @@
 #include "cli/cli.h"
 #include "jobs/jobs.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +13,27 @@
 
 enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR, O_GRACE };
 
+#define JOBS_DIR_OPT                                                                               \
+  {"jobs-dir", 0, "DIR", O_QDIR, "$GPUSLICE_JOBS_DIR, or beside the emulator's state",             \
+   "the claims ledger and queue", CLI_VALUE_DIR, NULL}
+
+static const struct cli_opt submit_opts[] = {
+    CLI_JOB_OPTS,
+    CLI_OPT_JSON("print {id, user, dir} as JSON"),
+    {0},
+};
+
+static const struct cli_spec submit_spec = {
+    .operands = "-- COMMAND ARGS...",
+    .operand = CLI_VALUE_COMMAND,
+    .opts = submit_opts,
+    .about = "Writes a job file to the queue's spool directory and prints the job's id; `queue run`\n"
+             "starts it on a slice when one frees up, fairly between users (docs/jobs.md).",
+    .examples = "gpuslice queue submit --profile 3g.20gb -- python train.py --epochs 3",
+};
+
 static int run_submit(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice queue submit (--profile P | --memory SIZE [--create] | --mode timeslice|mps\n"
-      "    [--threads PCT]) [-i GPU] [--user NAME] [--jobs-dir DIR] [--json] -- COMMAND ARGS...";
   struct gs_jobs_job *job = calloc(1, sizeof(*job));
   struct cli_job_opts o = {0};
   struct gs_backend *b;
@@ -28,16 +43,12 @@ static int run_submit(struct cli *c, int argc, char **argv)
   if (!job)
     return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory"});
   o.req = &job->req;
-  if ((first = cli_getopt(c, argc, argv, usage, cli_job_options(), cli_job_opt, &o)) <= 0) {
+  if ((first = cli_getopt(c, argc, argv, cli_job_opt, &o)) <= 0) {
     rc = -first;
     goto out;
   }
-  if (o.no_wait) {
-    rc = cli_usage("--no-wait is for `gpuslice run`; a queued job always waits");
-    goto out;
-  }
   if (first >= argc || strcmp(argv[first - 1], "--") != 0) {
-    rc = cli_usage("give the command after `--`; usage: %s", usage);
+    rc = cli_usage("give the command after `--`; usage: %s", cli_synopsis(c));
     goto out;
   }
   if (argc - first > GS_JOBS_MAX_ARGS) {
@@ -92,17 +103,16 @@ static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
 /* The options of a read command that takes --jobs-dir alone: its directory
  * into dir. As cli_getopt: > 0 when dir is filled, 0 after --help, or
  * -(exit status). */
-static int dir_only(struct cli *c, int argc, char **argv, const char *usage, char dir[PATH_MAX])
+static int dir_only(struct cli *c, int argc, char **argv, char dir[PATH_MAX])
 {
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
   const char *jobs_dir = NULL;
   struct gs_backend *b;
   struct gs_err err = {0};
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_dir_opt, &jobs_dir)) <= 0)
     return first;
   if (first < argc)
-    return -cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return -cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return -rc;
   return gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ? -cli_fail(&err) : 1;
@@ -110,32 +120,52 @@ static int dir_only(struct cli *c, int argc, char **argv, const char *usage, cha
 
 /* ---- queue cancel ---- */
 
+static const struct cli_opt cancel_opts[] = {
+    JOBS_DIR_OPT,
+    CLI_OPT_JSON("print what was done as JSON: [{id, action}]"),
+    {0},
+};
+
+static const struct cli_spec cancel_spec = {
+    .operands = "ID...",
+    .opts = cancel_opts,
+    .about = "A queued job never starts; a running one is sent SIGTERM.",
+    .examples = "gpuslice queue cancel j12 j13",
+};
+
 static int run_cancel(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice queue cancel [--jobs-dir DIR] ID...";
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
   const char *jobs_dir = NULL;
   struct gs_backend *b;
   struct gs_err err = {0};
   char dir[PATH_MAX];
+  json_t *done;
   int first, rc, worst = GS_EXIT_OK;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_dir_opt, &jobs_dir)) <= 0)
     return -first;
   if (first >= argc)
-    return cli_usage("name the jobs to cancel; usage: %s", usage);
+    return cli_usage("name the jobs to cancel; usage: %s", cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0)
     return cli_fail(&err);
+  done = json_array();
   for (int i = first; i < argc; i++) {
     enum gs_jobs_state was;
+    const char *what;
     if (gs_jobs_cancel(&err, dir, argv[i], &was) != 0) {
       rc = cli_fail(&err);
       worst = rc > worst ? rc : worst;
       continue;
     }
-    printf("%s %s\n", argv[i], was == GS_JOBS_QUEUED ? "cancelled" : "sent SIGTERM");
+    what = was == GS_JOBS_QUEUED ? "cancelled" : "sent SIGTERM";
+    cli_say(c, "%s %s\n", argv[i], what);
+    json_array_append_new(done, json_pack("{s:s, s:s}", "id", argv[i], "action", what));
   }
+  if (c->json)
+    cli_print_json(done);
+  else
+    json_decref(done);
   return worst;
 }
 
@@ -185,39 +215,54 @@ static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
   switch (ch) {
   case O_PER_USER: return number(value, "--max-per-user", 100000, &o->q.max_per_user);
   case O_MAX_RUNNING: return number(value, "--max-running", 100000, &o->q.max_running);
-  case O_POLL: return number(value, "--poll-ms", 60000, &o->q.poll_ms);
-  case O_GRACE: return number(value, "--grace-ms", 600000, &o->q.grace_ms);
+  /* a bare number is ms, as the old --poll-ms and --grace-ms took it */
+  case O_POLL: return cli_duration_in("--poll-interval", value, 1000, 0, 60000000ull, 1000, &o->q.poll_ms);
+  case O_GRACE:
+    return cli_duration_in("--grace-period", value, 1000, 0, 600000000ull, 1000, &o->q.grace_ms);
   case O_UNTIL_EMPTY: o->q.until_empty = true; return 0;
   case O_QDIR: o->jobs_dir = value; return 0;
   default: return cli_usage("unexpected option");
   }
 }
 
-static const struct option queue_extra[] = {
-    {"max-per-user", required_argument, NULL, O_PER_USER},
-    {"max-running", required_argument, NULL, O_MAX_RUNNING},
-    {"until-empty", no_argument, NULL, O_UNTIL_EMPTY},
-    {"poll-ms", required_argument, NULL, O_POLL},
-    {"grace-ms", required_argument, NULL, O_GRACE},
-    {"jobs-dir", required_argument, NULL, O_QDIR},
+static const struct cli_opt queue_opts[] = {
+    {"max-per-user", 0, "N", O_PER_USER, "0: no limit", "running jobs per user at most",
+     CLI_VALUE_TEXT, NULL},
+    {"max-running", 0, "N", O_MAX_RUNNING, "0: no limit", "running jobs at most", CLI_VALUE_TEXT,
+     NULL},
+    {"until-empty", 0, NULL, O_UNTIL_EMPTY, NULL, "stop when the queue is empty and no job runs",
+     CLI_VALUE_TEXT, NULL},
+    {"poll-interval", 0, "DURATION", O_POLL, "200ms",
+     "how often it looks for free slices and ended jobs (a bare number is ms)", CLI_VALUE_TEXT,
+     NULL},
+    {"grace-period", 0, "DURATION", O_GRACE, "5s",
+     "an ended job's leftovers get SIGTERM, then SIGKILL this much later (a bare number is ms)",
+     CLI_VALUE_TEXT, NULL},
+    JOBS_DIR_OPT,
+    {"poll-ms", 0, "MS", O_POLL, NULL, NULL, CLI_VALUE_TEXT, "--poll-interval"},
+    {"grace-ms", 0, "MS", O_GRACE, NULL, NULL, CLI_VALUE_TEXT, "--grace-period"},
     {0},
+};
+
+static const struct cli_spec queue_spec = {
+    .opts = queue_opts,
+    .about = "Starts queued jobs as slices free up, fairly between users, until SIGTERM (running jobs\n"
+             "carry on under their shepherds). One per jobs directory.",
+    .examples = "gpuslice queue run --max-per-user 2\ngpuslice queue run --until-empty --poll-interval 250ms",
 };
 
 static int run_queue(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice queue run [--max-per-user N] [--max-running N] [--until-empty] [--poll-ms MS]\n"
-      "    [--grace-ms MS] [--jobs-dir DIR]";
   struct queue_opts o = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
   struct sigaction sa = {0};
   char dir[PATH_MAX];
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, queue_extra, on_queue_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_queue_opt, &o)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0)
@@ -317,15 +362,33 @@ static void on_list_note(void *arg, const char *name, const struct gs_err *why)
   l->worst = GS_EXIT_STATE;
 }
 
+static const struct cli_opt dir_json_opts[] = {
+    JOBS_DIR_OPT,
+    CLI_OPT_JSON("print JSON (docs/jobs.md)"),
+    {0},
+};
+
+static const struct cli_spec jobs_spec = {
+    .opts = dir_json_opts,
+    .about = "Queued, running and finished jobs with their slice, start, end and exit status (only\n"
+             "yours unless you are root).",
+    .examples = "gpuslice jobs\ngpuslice jobs --json | jq '.[] | select(.state == \"running\")'",
+};
+
+static const struct cli_spec claims_spec = {
+    .opts = dir_json_opts,
+    .about = "The claims ledger: which slice `run`, the queue's jobs and serve's workers hold.",
+    .examples = "gpuslice claims",
+};
+
 static int run_jobs(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice jobs [--jobs-dir DIR] [--json]";
   struct listing l = {0, GS_EXIT_OK};
   struct gs_jobs_job *jobs;
   struct gs_err err = {0};
   char dir[PATH_MAX];
   unsigned n;
-  int rc = dir_only(c, argc, argv, usage, dir);
+  int rc = dir_only(c, argc, argv, dir);
   if (rc <= 0)
     return -rc;
   rc = GS_EXIT_OK;
@@ -360,13 +423,12 @@ static json_t *claim_json(const struct gs_jobs_claim *c)
 
 static int run_claims(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice claims [--jobs-dir DIR] [--json]";
   struct gs_jobs_claim *cl;
   struct gs_err err = {0};
   char dir[PATH_MAX], since[16];
   unsigned n;
   int rc;
-  if ((rc = dir_only(c, argc, argv, usage, dir)) <= 0)
+  if ((rc = dir_only(c, argc, argv, dir)) <= 0)
     return -rc;
   if (gs_jobs_claims(&err, dir, &cl, &n) != 0)
     return cli_fail(&err);
@@ -392,11 +454,14 @@ static int run_claims(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_queue[] = {
-    {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false},
-    {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false},
-    {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true},
-    {NULL, "jobs", run_jobs, "queued, running and finished jobs", false},
+    {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false,
+     &submit_spec, false},
+    {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false,
+     &cancel_spec, false},
+    {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true,
+     &queue_spec, false},
+    {NULL, "jobs", run_jobs, "queued, running and finished jobs", false, &jobs_spec, false},
     {NULL, "claims", run_claims, "who holds which slice: run, queued jobs and serve's workers",
-     false},
+     false, &claims_spec, false},
     {0},
 };

@@ -493,7 +493,8 @@ struct gs_scale_config {
 };
 
 /* Parsers of the command line's forms (also the serve file's): "p90=50ms"
- * (p50..p99.9; ms, s or us), "1..7", "10s"/"500ms"/"250000us". */
+ * (p50..p99.9), "1..7", and a duration from 1us to 24h (gs_duration_parse's
+ * syntax, a unit required). */
 int gs_scale_parse_budget(struct gs_err *err, const char *s, double *pct, uint64_t *us);
 int gs_scale_parse_range(struct gs_err *err, const char *s, unsigned *min, unsigned *max);
 int gs_scale_parse_duration(struct gs_err *err, const char *what, const char *s, uint64_t *us);

@@ -1,6 +1,6 @@
 /* util.h: the shared utilities every layer may use: error records, whole-file
  * reads, atomic file replacement under a lock, small hashing helpers, a
- * process's /proc/<pid>/stat and start time, HOST:PORT text, latency
+ * process's /proc/<pid>/stat and start time, HOST:PORT text, durations, latency
  * histograms and strict YAML reading.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
 #ifndef GS_UTIL_H
@@ -129,6 +129,15 @@ struct gs_hostport {
 };
 int gs_hostport_parse(struct gs_err *err, const char *what, const char *text, unsigned flags,
                       struct gs_hostport *out);
+
+/* A duration's text ("250ms", "10s", "2m", "1.5h"; units us, ms, s, m, h) in
+ * microseconds, from min_us to max_us. A bare number counts bare_unit_us
+ * (an option's unit from before it took units); 0 refuses one. Errors are
+ * GS_E_INVALID_ARGUMENT naming `what` and the syntax (duration.c). */
+int gs_duration_parse(struct gs_err *err, const char *what, const char *text, uint64_t bare_unit_us,
+                      uint64_t min_us, uint64_t max_us, uint64_t *out);
+/* us as the largest unit that writes it exactly ("90s", "2m", "250ms"). */
+void gs_duration_format(uint64_t us, char *buf, size_t size);
 
 /* A 128-bit non-cryptographic hash of a byte string, stable across runs and
  * hosts; used where an identifier must be derived, not drawn at random. */

@@ -650,7 +650,7 @@ static void test_parse_spec(void **state)
                    10);
   for (unsigned i = 0; i < 10; i++)
     assert_string_equal(models[i]->key, i < 8 ? "a100-40gb" : "h100-80gb");
-  assert_int_equal(gs_emu_parse_spec(&err, "A100,rtx-pro-6000", models, GS_BACKEND_MAX_GPUS), 2);
+  assert_int_equal(gs_emu_parse_spec(&err, "A100-40GB,rtx-pro-6000", models, GS_BACKEND_MAX_GPUS), 2);
   assert_string_equal(models[1]->key, "rtx-pro-6000");
   /* "" and NULL mean the default machine: one A100-SXM4-40GB (DESIGN.md). */
   assert_int_equal(gs_emu_parse_spec(&err, "", models, GS_BACKEND_MAX_GPUS), 1);

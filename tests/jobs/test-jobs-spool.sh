@@ -16,7 +16,7 @@ unset GPUSLICE_EMULATE GPUSLICE_JOBS_DIR GPUSLICE_MPS_CONTROL GPUSLICE_JOB_TRACK
 export GPUSLICE_EMU_STATE="$root/emu.json"
 q="$root/emu.json.jobs/queue"
 g() { "$GS_BIN" -q "$@"; }
-drain() { timeout 60 "$GS_BIN" -q queue run --until-empty --poll-ms 20 >"$root/out" 2>"$root/err"; }
+drain() { timeout 60 "$GS_BIN" -q queue run --until-empty --poll-interval 20ms >"$root/out" 2>"$root/err"; }
 states() { g jobs --json 2>/dev/null | python3 -c 'import json,sys; print(" ".join(x["id"]+"="+x["state"] for x in json.load(sys.stdin)))'; }
 
 g emu reset >/dev/null && g mig enable >/dev/null && g gi create 1g.5gb,1g.5gb -C >/dev/null || { echo "setup failed"; exit 1; }

@@ -72,7 +72,7 @@ p=sys.argv[1]; j=json.load(open(p)); j.update(uid=0, user="root")
 open(p+".t","w").write(json.dumps(j)); os.chmod(p+".t", 0o600); os.rename(p+".t", p)' "$a" || fail "$ua cannot edit its own job"
 
 # ua's own runner: runs ua's job, says it leaves ub's.
-as "$ua" timeout 60 "$GS_BIN" -q queue run --until-empty --poll-ms 50 >"$root/qa.out" 2>"$root/qa.err"
+as "$ua" timeout 60 "$GS_BIN" -q queue run --until-empty --poll-interval 50ms >"$root/qa.out" 2>"$root/qa.err"
 [ $? = 0 ] && ok || fail "$ua's runner: $(cat "$root/qa.err")"
 [ "$(state_of j000001)" = done ] && [ "$(state_of j000002)" = queued ] && ok ||
   fail "after $ua's runner: j000001 $(state_of j000001), j000002 $(state_of j000002)"
@@ -85,7 +85,7 @@ grep -q "^uid=$uid_a .*groups=.*\b$gid_g\b" "$S/queue/j000001.log" && ok || fail
 cp "$b" "$S/queue/j000003.json" && sed -i 's/"j000002"/"j000003"/' "$S/queue/j000003.json" && chown 3999999 "$S/queue/j000003.json"
 as "$ua" cp "$b" "$S/queue/j000004.json" 2>/dev/null || as "$ua" sh -c "cat '$S/queue/j000001.json' >'$S/queue/j000004.json'"
 as "$ua" sed -i 's/"j00000[12]"/"j000004"/' "$S/queue/j000004.json"; as "$ua" chmod 666 "$S/queue/j000004.json"
-timeout 60 "$GS_BIN" -q queue run --until-empty --poll-ms 50 >"$root/q.out" 2>"$root/q.err"
+timeout 60 "$GS_BIN" -q queue run --until-empty --poll-interval 50ms >"$root/q.out" 2>"$root/q.err"
 [ $? = 0 ] && ok || fail "root's runner: $(cat "$root/q.err")"
 line=$(cat "$S/queue/j000002.log" 2>/dev/null)
 [ "$line" = "uid=$uid_b gid=$gid_b groups=$gid_b home=$(getent passwd "$ub" | cut -d: -f6) user=$ub" ] && ok ||
