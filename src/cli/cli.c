@@ -189,6 +189,7 @@ int cli_exit_of(int code)
   case GS_E_INVALID_ARGUMENT:
     return GS_EXIT_USAGE;
   case GS_E_CORRUPT_STATE:
+  case GS_E_UNTRUSTED_FILE:
   case GS_E_IO:
   case GS_E_NO_MEMORY:
     return GS_EXIT_STATE;

@@ -113,7 +113,7 @@ static int load(struct gs_err *err, const char *dir, struct claims *cl)
   cl->n = 0;
   if ((rc = gs__jobs_path(err, path, dir, "claims.json")) != 0)
     return rc;
-  rc = gs_file_read(err, path, 4u << 20, &text, &len);
+  rc = gs_file_read_private(err, path, 4u << 20, 0, &text, &len);
   if (rc == GS_E_NOT_FOUND)
     return 0;
   if (rc)

@@ -171,7 +171,7 @@ static int read_job(struct gs_err *err, const char *path, struct gs_jobs_job *j)
 {
   char *text;
   size_t len;
-  int rc = gs_file_read(err, path, 1u << 20, &text, &len);
+  int rc = gs_file_read_private(err, path, 1u << 20, GS_FILE_ANY_OWNER, &text, &len);
   if (rc)
     return rc;
   rc = gs_jobs_job_parse(err, path, text, len, j);
