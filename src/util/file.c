@@ -178,6 +178,8 @@ int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, i
     oflags |= O_CREAT;
   if (flags & GS_FILE_EXCL)
     oflags |= O_EXCL;
+  if (flags & GS_FILE_APPEND)
+    oflags |= O_APPEND;
   do
     *fd = open(path, oflags, 0644);
   while (*fd < 0 && errno == EINTR);

@@ -107,6 +107,7 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
                                   itself, e.g. a queued job's submitter); the rest holds */
 #define GS_FILE_PUBLIC 0x10u   /* a file the user named (an output): only the link and
                                   file-type checks, no owner or directory checks */
+#define GS_FILE_APPEND 0x20u   /* with WRITE: every write at the end (logs) */
 struct stat;
 /* Opens path into *fd (close-on-exec, blocking I/O) and, when st is not NULL,
  * fills it from fstat of that descriptor. */
