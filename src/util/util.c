@@ -401,13 +401,15 @@ fail:
                     tmp, strerror(e));
 }
 
-/* The wait for a lock: 1 ms at first, doubling to 50 ms, so a lock freed
- * soon is taken soon, and a long wait costs little. */
+/* The pause between tries for a lock: 1 ms at first, doubling to 10 ms.
+ * Linux has no flock with a timeout, so a bounded wait polls; a short cap
+ * keeps a long waiter from losing every race to newcomers, at a cost of at
+ * most 100 wake-ups a second while it waits. */
 static unsigned gs__lock_pause(unsigned pause_ms)
 {
   struct timespec ts = {0, (long)pause_ms * 1000000L};
   nanosleep(&ts, NULL);
-  return pause_ms * 2 > 50 ? 50 : pause_ms * 2;
+  return pause_ms * 2 > 10 ? 10 : pause_ms * 2;
 }
 
 /* Takes the flock on "<path>.lock", trying for at most wait_ms while another
