@@ -30,7 +30,7 @@ static void print_help(FILE *out)
                "  --emu-state FILE     emulator state file (env GPUSLICE_EMU_STATE)\n"
                "  --backend nvml|emu   real GPUs through NVML, or emulated ones (default: nvml when\n"
                "                       libnvidia-ml.so.1 loads and sees a GPU, else emu)\n"
-               "  -q, --quiet          no notice about emulated GPUs on stderr\n"
+               "  -q, --quiet          no notices on stderr (emulated GPUs, a wait for a lock)\n"
                "  -h, --help           this text; `gpuslice <command> --help` for a command's\n\n"
                "exit status: 0 ok, 1 the GPU refused, 2 bad command line, 3 state file unusable\n");
 }
@@ -124,6 +124,12 @@ static int group_help(const char *group)
   return GS_EXIT_OK;
 }
 
+/* A wait for a lock that lasts is said, once, as it happens. */
+static void lock_notice(const char *line)
+{
+  fprintf(stderr, "gpuslice: %s\n", line);
+}
+
 int cli_main(int argc, char **argv)
 {
   struct cli c = {0};
@@ -131,6 +137,8 @@ int cli_main(int argc, char **argv)
   int rc, first;
   c.cfg.emulate = getenv("GPUSLICE_EMULATE");
   argc = take_globals(&c, argc, argv);
+  if (!c.quiet)
+    gs_file_set_lock_notice(lock_notice);
   if (argc < 2)
     return cli_usage("no command given; `gpuslice --help` lists the commands");
   if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {

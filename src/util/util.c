@@ -412,6 +412,26 @@ static unsigned gs__lock_pause(unsigned pause_ms)
   return pause_ms * 2 > 10 ? 10 : pause_ms * 2;
 }
 
+static void (*gs__lock_notice)(const char *line);
+
+void gs_file_set_lock_notice(void (*fn)(const char *line))
+{
+  gs__lock_notice = fn;
+}
+
+/* Tells the notice hook, once, that this wait goes on. */
+static void gs__notice_wait(int fd, const char *name, unsigned wait_ms)
+{
+  char holder[96], line[PATH_MAX + 160];
+
+  if (gs__lock_notice == NULL)
+    return;
+  gs__lock_holder(fd, holder, sizeof holder);
+  snprintf(line, sizeof line, "waiting for %s, held%s, at most %u s", name,
+           holder[0] ? holder : " by another process", wait_ms / 1000u);
+  gs__lock_notice(line);
+}
+
 /* Takes the flock on "<path>.lock", trying for at most wait_ms while another
  * process holds it. `advice` ends the message when that is not long enough. */
 static int gs__lock_within(struct gs_err *err, const char *path, int exclusive, unsigned wait_ms,
@@ -420,6 +440,7 @@ static int gs__lock_within(struct gs_err *err, const char *path, int exclusive, 
   struct timespec t0, now;
   char name[PATH_MAX], holder[96];
   unsigned pause_ms = 1;
+  bool noticed = false;
   int n, rc;
 
   lock->fd = -1;
@@ -439,6 +460,8 @@ static int gs__lock_within(struct gs_err *err, const char *path, int exclusive, 
     clock_gettime(CLOCK_MONOTONIC, &now);
     waited = (now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L;
     if (e == EWOULDBLOCK && waited < (long)wait_ms) {
+      if (!noticed && waited >= 1000)
+        gs__notice_wait(lock->fd, name, wait_ms), noticed = true;
       pause_ms = gs__lock_pause(pause_ms);
       continue;
     }

@@ -151,6 +151,10 @@ void gs_file_unlock(struct gs_file_lock *lock);
 /* The exclusive lock, waiting at most `seconds` (0: not at all) while another
  * process holds it; then GS_E_IN_USE naming the lock file and its holder. */
 int gs_file_lock_wait(struct gs_err *err, const char *path, unsigned seconds, struct gs_file_lock *lock);
+/* fn gets one line when a wait for a lock has lasted a second ("waiting for
+ * <lock>, held by pid 42 (python3), at most 30 s"), so a wait is never
+ * silent; the CLI prints it. Process-wide, set once at start; NULL: none. */
+void gs_file_set_lock_notice(void (*fn)(const char *line));
 
 /* Creates every missing directory of path's parent (mkdir -p of dirname),
  * each with mode 0700: gpuslice's state directories are private unless an

@@ -14,7 +14,8 @@
 # - a file owned by another real account (made here with useradd), or one
 #   writable by others, is refused; so is a directory others may write, or
 #   one of another account;
-# - a held lock: a bounded wait, then an error naming the holder's pid.
+# - a held lock: a bounded wait, said on stderr as it happens, then an error
+#   naming the holder's pid.
 # The cases needing root (useradd, setpriv, unshare) skip with a message when
 # not root. Env: GS_BIN, GS_TEST_TMP, GS_NVML_EMU (the NVML cases).
 set -u
@@ -101,6 +102,8 @@ print(os.getpid(), flush=True); time.sleep(30)' "$S.lock" >"$root/holder" &
 holder=$!
 for _ in $(seq 100); do [ -s "$root/holder" ] && break; sleep 0.1; done
 expect "a held lock" 1 "$S.lock is held by pid $holder" "GPUSLICE_LOCK_WAIT" -- env GPUSLICE_LOCK_WAIT=1 "${G[@]}" list
+expect "a held lock: the wait is said as it happens" 1 "waiting for $S.lock, held by pid $holder" \
+  "at most 2 s" -- env GPUSLICE_LOCK_WAIT=2 "$GS_BIN" --emu-state "$S" list
 kill "$holder"; wait "$holder" 2>/dev/null
 expect "a bad GPUSLICE_LOCK_WAIT" 2 "GPUSLICE_LOCK_WAIT='soon'" -- env GPUSLICE_LOCK_WAIT=soon "${G[@]}" list
 
