@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,13 +88,53 @@ static int check_one_dir(struct gs_err *err, const char *what, const char *dir, 
   return 0;
 }
 
+/* The last directory this thread found trusted, as it was named, for the
+ * caller it was checked for, and as stat saw it. The opens of a transaction
+ * (lock, state, temporary) share a directory, and the walk costs a realpath
+ * and a stat per level. A hit still stats the directory and must find it
+ * unchanged; the levels above can be changed only by the caller or root, as
+ * the walk found. */
+static _Thread_local struct {
+  bool valid;
+  uid_t euid;
+  dev_t dev;
+  ino_t ino;
+  uid_t uid;
+  mode_t mode;
+  char dir[PATH_MAX];
+} trusted;
+
+static bool trusted_before(const char *dir)
+{
+  struct stat sb;
+
+  return trusted.valid && trusted.euid == geteuid() && strcmp(trusted.dir, dir) == 0 &&
+         stat(dir, &sb) == 0 && sb.st_dev == trusted.dev && sb.st_ino == trusted.ino &&
+         sb.st_uid == trusted.uid && sb.st_mode == trusted.mode;
+}
+
+static void remember_trusted(const char *dir, const struct stat *sb)
+{
+  trusted.valid = strlen(dir) < sizeof trusted.dir;
+  if (!trusted.valid)
+    return;
+  memcpy(trusted.dir, dir, strlen(dir) + 1);
+  trusted.euid = geteuid();
+  trusted.dev = sb->st_dev;
+  trusted.ino = sb->st_ino;
+  trusted.uid = sb->st_uid;
+  trusted.mode = sb->st_mode;
+}
+
 /* The walk from dir (links resolved) up to "/"; `what` opens the messages. */
 static int check_dirs(struct gs_err *err, const char *what, const char *dir)
 {
   char real[PATH_MAX];
-  struct stat sb;
+  struct stat sb, first = {0};
   int rc;
 
+  if (trusted_before(dir))
+    return 0;
   if (realpath(dir, real) == NULL) {
     int e = errno;
     if (e == ENOENT)
@@ -101,17 +142,21 @@ static int check_dirs(struct gs_err *err, const char *what, const char *dir)
     return gs_err_set(err, GS_E_IO, "%s: cannot resolve directory %s: %s", what, dir,
                       strerror(e));
   }
-  for (;;) {
+  for (bool top = true;; top = false) {
     char *slash;
     if (stat(real, &sb) != 0)
       return gs_err_set(err, GS_E_IO, "%s: cannot stat directory %s: %s", what, real,
                         strerror(errno));
     if ((rc = check_one_dir(err, what, real, &sb)) != 0)
       return rc;
+    if (top)
+      first = sb;
     if ((slash = strrchr(real, '/')) == NULL || strcmp(real, "/") == 0)
-      return 0;
+      break;
     slash[slash == real ? 1 : 0] = '\0'; /* "/a" goes up to "/" */
   }
+  remember_trusted(dir, &first);
+  return 0;
 }
 
 int gs_file_check_dir(struct gs_err *err, const char *dir)
