@@ -194,7 +194,8 @@ static int open_failed(struct gs_err *err, const char *path, int e)
 {
   struct stat sb;
 
-  if (e == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+  /* A link (ELOOP under O_NOFOLLOW) or a socket (ENXIO) is said as such. */
+  if ((e == ELOOP || e == ENXIO) && lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
     return refuse_kind(err, path, sb.st_mode);
   if (e == ENOENT)
     return gs_err_set(err, GS_E_NOT_FOUND, "%s: no such file", path);
@@ -214,10 +215,10 @@ int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, i
   if (!(flags & GS_FILE_PUBLIC) &&
       ((rc = gs__dirname(err, path, dir)) != 0 || (rc = check_dirs(err, path, dir)) != 0))
     return rc;
-  /* Look before opening: opening a device or a FIFO can itself act. The
-   * fstat below is what counts; this only spares such opens. */
-  if (!(flags & GS_FILE_EXCL) && lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-    return refuse_kind(err, path, sb.st_mode);
+  /* O_NONBLOCK makes the open of a FIFO return at once, to be refused by
+   * the fstat below; on a regular file it changes nothing, so it stays. A
+   * device could act on open, but only root can make one, and the
+   * directory checks above admit only the caller's or root's. */
   oflags |= flags & GS_FILE_WRITE ? O_RDWR : O_RDONLY;
   if (flags & (GS_FILE_CREATE | GS_FILE_EXCL))
     oflags |= O_CREAT;
@@ -234,10 +235,6 @@ int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, i
     rc = gs_err_set(err, GS_E_IO, "%s: cannot stat: %s", path, strerror(errno));
   else
     rc = check_file(err, path, flags, &sb);
-  /* Nonblocking was for the open only; reads and locks of a regular file
-   * do not care, but a descriptor handed on should be ordinary. */
-  if (rc == 0 && fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK) != 0)
-    rc = gs_err_set(err, GS_E_IO, "%s: cannot clear O_NONBLOCK: %s", path, strerror(errno));
   if (rc != 0) {
     close(*fd);
     *fd = -1;

@@ -93,7 +93,7 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
  * gs_file_open_private, which refuses, as GS_E_UNTRUSTED_FILE naming the path
  * and the fix, what another local user could have put in their place:
  *  - a symbolic link (never followed), or anything but a regular file: a FIFO
- *    or a device is refused before it is opened, and the open does not block;
+ *    is opened without blocking (O_NONBLOCK) and then refused, never read;
  *  - a file owned by anyone but the caller or root, or writable by group or
  *    others;
  *  - a file in a directory someone else could swap it in: its directory and
@@ -109,8 +109,8 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
                                   file-type checks, no owner or directory checks */
 #define GS_FILE_APPEND 0x20u   /* with WRITE: every write at the end (logs) */
 struct stat;
-/* Opens path into *fd (close-on-exec, blocking I/O) and, when st is not NULL,
- * fills it from fstat of that descriptor. */
+/* Opens path into *fd (close-on-exec; O_NONBLOCK, which a regular file
+ * ignores) and, when st is not NULL, fills it from fstat of that descriptor. */
 int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, int *fd,
                          struct stat *st);
 /* gs_file_read of a file opened by gs_file_open_private (flags: ANY_OWNER). */
