@@ -741,7 +741,7 @@ int gs__emu_state_save(struct gs_err *err, const char *path, const struct gs__em
   if ((rc = gs__emu_state_dump(err, st, &text)))
     return rc;
   if ((rc = gs_file_make_parent(err, path)) == 0)
-    rc = gs_file_write_atomic(err, path, text, strlen(text), 0);
+    rc = gs_file_write_atomic(err, path, text, strlen(text));
   free(text);
   return rc;
 }

@@ -253,7 +253,7 @@ int gs__jobs_save_json(struct gs_err *err, const char *path, json_t *v)
   json_decref(v);
   if (!text)
     return gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory writing the file", path);
-  rc = gs_file_write_atomic(err, path, text, strlen(text), 0);
+  rc = gs_file_write_atomic(err, path, text, strlen(text));
   free(text);
   return rc;
 }

@@ -151,7 +151,7 @@ static int write_journal(struct gs_err *err, const struct gs_layout_apply_opts *
   journal_path(o, path);
   rc = gs_file_make_parent(err, path);
   if (rc == 0)
-    rc = gs_file_write_atomic(err, path, text, strlen(text), 0);
+    rc = gs_file_write_atomic(err, path, text, strlen(text));
   free(text);
   return rc;
 }

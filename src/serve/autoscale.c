@@ -80,7 +80,7 @@ static int save(struct gs_scale *s, struct gs_err *err)
   }
   text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
   json_decref(root);
-  rc = text ? gs_file_write_atomic(&e, s->state_path, text, strlen(text), 0)
+  rc = text ? gs_file_write_atomic(&e, s->state_path, text, strlen(text))
             : gs_err_set(&e, GS_E_NO_MEMORY, "out of memory");
   free(text);
   if (!rc)

@@ -212,25 +212,31 @@ nomem:
   return gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory reading the file", path);
 }
 
-/* Reads an open fd whole, sizing the buffer by fstat where it can; closes fd. */
-static int gs__read_opened(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
-                           size_t *len)
+int gs_file_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
+                    size_t *len)
 {
   struct stat sb;
   size_t hint = 0;
-  int rc;
 
+  *data = NULL;
+  *len = 0;
   if (limit > SIZE_MAX - 2) /* keep limit + 2 (the sentinel byte and the NUL) representable */
     limit = SIZE_MAX - 2;
   if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-    if ((uintmax_t)sb.st_size > limit) { /* refuse before allocating for it */
-      close(fd);
+    if ((uintmax_t)sb.st_size > limit) /* refuse before allocating for it */
       return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: file is larger than the %zu-byte limit",
                         path, limit);
-    }
     hint = (size_t)sb.st_size;
   }
-  rc = gs__read_fd(err, path, fd, limit, hint, data, len);
+  return gs__read_fd(err, path, fd, limit, hint, data, len);
+}
+
+/* gs_file_read_fd, then the descriptor closed. */
+static int gs__read_opened(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
+                           size_t *len)
+{
+  int rc = gs_file_read_fd(err, path, fd, limit, data, len);
+
   close(fd);
   return rc;
 }
@@ -362,8 +368,8 @@ static int gs__create_temp(struct gs_err *err, const char *path, unsigned flags,
   return rc;
 }
 
-int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len,
-                         unsigned flags)
+static int gs__write_atomic(struct gs_err *err, const char *path, const char *data, size_t len,
+                            unsigned flags)
 {
   char tmp[PATH_MAX], dir[PATH_MAX];
   const char *step;
@@ -399,6 +405,16 @@ fail:
   unlink(tmp);
   return gs_err_set(err, GS_E_IO, "%s: cannot replace the file (%s of %s failed): %s", path, step,
                     tmp, strerror(e));
+}
+
+int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len)
+{
+  return gs__write_atomic(err, path, data, len, 0);
+}
+
+int gs_file_write_public(struct gs_err *err, const char *path, const char *data, size_t len)
+{
+  return gs__write_atomic(err, path, data, len, GS_FILE_PUBLIC);
 }
 
 /* The pause between tries for a lock: 1 ms at first, doubling to 10 ms.

@@ -116,6 +116,11 @@ int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, i
 /* gs_file_read of a file opened by gs_file_open_private (flags: ANY_OWNER). */
 int gs_file_read_private(struct gs_err *err, const char *path, size_t limit, unsigned flags,
                          char **data, size_t *len);
+/* Reads an open descriptor (of path, for the messages) to its end, as
+ * gs_file_read does; for a caller that checked the file (its owner, from
+ * gs_file_open_private's st) before reading it. fd stays open. */
+int gs_file_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
+                    size_t *len);
 /* The checks gs_file_open_private makes of a file's directories, for a
  * directory itself (a jobs directory before it is listed). */
 int gs_file_check_dir(struct gs_err *err, const char *dir);
@@ -128,14 +133,16 @@ int gs_file_check_dir(struct gs_err *err, const char *dir);
  * "GPUSLICE_EMU_STATE=FILE"). Nothing is created. */
 int gs_file_state_dir(struct gs_err *err, const char *instead, char out[PATH_MAX]);
 
-/* Replaces path with data atomically: writes a new temporary file in the same
- * directory (a random name, O_EXCL), fsyncs it, renames it over path and
- * fsyncs the directory, so a crash at any moment leaves either the old or the
- * new content. Temporary files of writers that died before their rename are
- * removed on the way. flags: GS_FILE_PUBLIC for a file the user named (no
- * owner or directory checks); 0 for gpuslice's own. */
-int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len,
-                         unsigned flags);
+/* Replaces path, one of gpuslice's own files, with data atomically: writes a
+ * new temporary file in the same directory (a random name, O_EXCL, through
+ * gs_file_open_private), fsyncs it, renames it over path and fsyncs the
+ * directory, so a crash at any moment leaves either the old or the new
+ * content. Temporary files of writers that died before their rename are
+ * removed on the way. */
+int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len);
+/* The same for a file the user named (an output): no owner or directory
+ * checks (GS_FILE_PUBLIC), the rest alike. */
+int gs_file_write_public(struct gs_err *err, const char *path, const char *data, size_t len);
 
 /* An advisory lock (flock) on "<path>.lock", created if needed and opened by
  * gs_file_open_private. The lock file is separate from path because path is

@@ -185,8 +185,8 @@ static void write_replaces_content(void **state)
   char *data;
   size_t len;
 
-  assert_int_equal(gs_file_write_atomic(NULL, f->path, "old and longer", 14, 0), 0);
-  assert_int_equal(gs_file_write_atomic(NULL, f->path, "new", 3, 0), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "old and longer", 14), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "new", 3), 0);
   assert_int_equal(gs_file_read(NULL, f->path, 100, &data, &len), 0);
   assert_string_equal(data, "new");
   free(data);
@@ -196,8 +196,8 @@ static void write_leaves_no_temporary(void **state)
 {
   struct fixture *f = *state;
 
-  assert_int_equal(gs_file_write_atomic(NULL, f->path, "x", 1, 0), 0);
-  assert_int_equal(gs_file_write_atomic(NULL, f->path, "y", 1, 0), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "x", 1), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "y", 1), 0);
   assert_int_equal(gs_test_count_named(f->dir, ".tmp."), 0);
   assert_int_equal(gs_test_count_named(f->dir, "state.json"), 1);
 }
@@ -221,7 +221,7 @@ static void write_removes_dead_writers_temporaries(void **state)
   assert_int_equal(gs_test_write(dead, "half", 4), 0);
   assert_int_equal(gs_test_write(dead_old, "half", 4), 0);
   assert_int_equal(gs_test_write(live, "busy", 4), 0);
-  assert_int_equal(gs_file_write_atomic(NULL, f->path, "x", 1, 0), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "x", 1), 0);
   assert_int_equal(access(dead, F_OK), -1);
   assert_int_equal(access(dead_old, F_OK), -1);
   assert_int_equal(access(live, F_OK), 0);
@@ -239,7 +239,7 @@ static void write_is_not_stopped_by_a_planted_temporary(void **state)
   assert_int_equal(gs_test_write(victim, "keep", 4), 0);
   snprintf(planted, sizeof(planted), "%s.tmp.%ld", f->path, (long)getpid());
   assert_int_equal(symlink(victim, planted), 0);
-  assert_int_equal(gs_file_write_atomic(NULL, f->path, "new", 3, 0), 0);
+  assert_int_equal(gs_file_write_atomic(NULL, f->path, "new", 3), 0);
   assert_int_equal(gs_file_read(NULL, victim, 100, &data, &len), 0);
   assert_string_equal(data, "keep");
   free(data);
@@ -256,7 +256,7 @@ static void failed_rename_removes_the_temporary(void **state)
   struct gs_err err = {0};
 
   assert_int_equal(mkdir(f->path, 0755), 0);
-  assert_int_equal(gs_file_write_atomic(&err, f->path, "x", 1, 0), GS_E_IO);
+  assert_int_equal(gs_file_write_atomic(&err, f->path, "x", 1), GS_E_IO);
   assert_non_null(strstr(err.msg, f->path));
   assert_int_equal(gs_test_count_named(f->dir, ".tmp."), 0);
 }
@@ -269,7 +269,7 @@ static void write_into_unwritable_dir_is_io(void **state)
   assert_int_equal(chmod(f->dir, 0555), 0);
   if (access(f->dir, W_OK) == 0) /* root ignores the mode; the next test covers root */
     skip();
-  assert_int_equal(gs_file_write_atomic(&err, f->path, "x", 1, 0), GS_E_IO);
+  assert_int_equal(gs_file_write_atomic(&err, f->path, "x", 1), GS_E_IO);
   assert_non_null(strstr(err.msg, f->path));
   assert_int_equal(gs_test_count_named(f->dir, ".tmp."), 0);
 }
@@ -283,7 +283,7 @@ static void write_under_a_file_is_io(void **state)
 
   assert_int_equal(gs_test_write(f->path, "", 0), 0);
   gs_test_join(path, f->path, "inner.json");
-  assert_int_equal(gs_file_write_atomic(&err, path, "x", 1, 0), GS_E_IO);
+  assert_int_equal(gs_file_write_atomic(&err, path, "x", 1), GS_E_IO);
   assert_non_null(strstr(err.msg, path));
 }
 
