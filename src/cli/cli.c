@@ -30,7 +30,7 @@ static void print_help(FILE *out)
                "  --emu-state FILE     emulator state file (env GPUSLICE_EMU_STATE)\n"
                "  --backend nvml|emu   real GPUs through NVML, or emulated ones (default: nvml when\n"
                "                       libnvidia-ml.so.1 loads and sees a GPU, else emu)\n"
-               "  -q, --quiet          no notices on stderr (emulated GPUs, a wait for a lock)\n"
+               "  -q, --quiet          no notice about emulated GPUs on stderr\n"
                "  -h, --help           this text; `gpuslice <command> --help` for a command's\n\n"
                "exit status: 0 ok, 1 the GPU refused, 2 bad command line, 3 state file unusable\n");
 }

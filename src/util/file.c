@@ -227,7 +227,7 @@ int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, i
   if (flags & GS_FILE_APPEND)
     oflags |= O_APPEND;
   do
-    *fd = open(path, oflags, 0644);
+    *fd = open(path, oflags, flags & GS_FILE_OWNER_ONLY ? 0600 : 0644);
   while (*fd < 0 && errno == EINTR);
   if (*fd < 0)
     return open_failed(err, path, errno);

@@ -1,6 +1,5 @@
 /* util.h: the shared utilities every layer may use: error records, whole-file
- * reads, atomic file replacement under a lock, gpuslice's own files opened so
- * that no other local user can substitute them, small hashing helpers, a
+ * reads, atomic file replacement under a lock, small hashing helpers, a
  * process's /proc/<pid>/stat, latency histograms and strict YAML reading.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
 #ifndef GS_UTIL_H
@@ -108,6 +107,7 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
 #define GS_FILE_PUBLIC 0x10u   /* a file the user named (an output): only the link and
                                   file-type checks, no owner or directory checks */
 #define GS_FILE_APPEND 0x20u   /* with WRITE: every write at the end (logs) */
+#define GS_FILE_OWNER_ONLY 0x40u /* create with mode 0600, not 0644 (a job's log) */
 struct stat;
 /* Opens path into *fd (close-on-exec; O_NONBLOCK, which a regular file
  * ignores) and, when st is not NULL, fills it from fstat of that descriptor. */

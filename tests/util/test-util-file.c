@@ -595,9 +595,12 @@ static void private_excl_refuses_an_existing_file(void **state)
 {
   struct fixture *f = *state;
   struct gs_err err = {0};
+  struct stat sb;
 
-  assert_int_equal(open_priv(f, GS_FILE_EXCL | GS_FILE_WRITE, &err), 0);
+  assert_int_equal(open_priv(f, GS_FILE_EXCL | GS_FILE_WRITE | GS_FILE_OWNER_ONLY, &err), 0);
   assert_int_equal(open_priv(f, GS_FILE_EXCL | GS_FILE_WRITE, &err), GS_E_IN_USE);
+  assert_int_equal(stat(f->path, &sb), 0);
+  assert_int_equal(sb.st_mode & 0777, 0600);
 }
 
 /* A lock held elsewhere: waited for GPUSLICE_LOCK_WAIT seconds, then
