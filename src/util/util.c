@@ -527,6 +527,11 @@ void gs_file_unlock(struct gs_file_lock *lock)
 
 int gs_file_make_parent(struct gs_err *err, const char *path)
 {
+  return gs_file_make_parent_mode(err, path, 0700);
+}
+
+int gs_file_make_parent_mode(struct gs_err *err, const char *path, unsigned mode)
+{
   char dir[PATH_MAX];
   struct stat sb;
 
@@ -540,7 +545,7 @@ int gs_file_make_parent(struct gs_err *err, const char *path)
       continue;
     char c = *p;
     *p = '\0';
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    if (mkdir(dir, (mode_t)mode) != 0 && errno != EEXIST) {
       int e = errno;
       return gs_err_set(err, GS_E_IO, "%s: cannot create directory %s: %s", path, dir, strerror(e));
     }

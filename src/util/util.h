@@ -167,6 +167,9 @@ void gs_file_set_lock_notice(void (*fn)(const char *line));
  * each with mode 0700: gpuslice's state directories are private unless an
  * administrator makes one shared (docs/jobs.md). */
 int gs_file_make_parent(struct gs_err *err, const char *path);
+/* The same with mode (less the umask) for a tree others must reach, such as
+ * an emulated /dev or a test's scratch directory. */
+int gs_file_make_parent_mode(struct gs_err *err, const char *path, unsigned mode);
 
 /* Reads /proc/<pid>/stat into buf and returns its fields after the command
  * name (" S ppid pgrp ...": the state is the first); NULL when the process
