@@ -199,6 +199,8 @@ static int open_failed(struct gs_err *err, const char *path, int e)
     return refuse_kind(err, path, sb.st_mode);
   if (e == ENOENT)
     return gs_err_set(err, GS_E_NOT_FOUND, "%s: no such file", path);
+  if (e == EACCES || e == EPERM) /* another user's private file: theirs, not a threat */
+    return gs_err_set(err, GS_E_NO_PERMISSION, "%s: cannot open: %s", path, strerror(e));
   if (e == EEXIST)
     return gs_err_set(err, GS_E_IN_USE, "%s already exists", path);
   return gs_err_set(err, GS_E_IO, "%s: cannot open: %s", path, strerror(e));

@@ -98,7 +98,8 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
  *  - a file in a directory someone else could swap it in: its directory and
  *    each one above must be owned by the caller or root, and not writable by
  *    group or others unless sticky (as /tmp is).
- * A missing file (or directory) is GS_E_NOT_FOUND. Flags: */
+ * A missing file (or directory) is GS_E_NOT_FOUND, one the caller may not
+ * open GS_E_NO_PERMISSION. Flags: */
 #define GS_FILE_WRITE 0x1u     /* read-write; else read-only */
 #define GS_FILE_CREATE 0x2u    /* create when missing (mode 0644 less the umask) */
 #define GS_FILE_EXCL 0x4u      /* create a new file; one already there is GS_E_IN_USE */
