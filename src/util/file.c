@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -28,10 +29,18 @@ static void describe_uid(unsigned uid, char *out, size_t size)
     snprintf(out, size, "uid %u", uid);
 }
 
+/* The caller, as the file system sees it: its fsuid, which is its euid
+ * unless it acts for another user (root writing a job's files as their
+ * owner, setfsuid). setfsuid with an invalid id only reports the current. */
+static unsigned caller_uid(void)
+{
+  return (unsigned)setfsuid((uid_t)-1);
+}
+
 /* Owned by the caller or by root: the only owners whose files we trust. */
 static int trusted_owner(unsigned uid)
 {
-  return uid == (unsigned)geteuid() || uid == 0;
+  return uid == 0 || uid == caller_uid();
 }
 
 static const char *kind_of(mode_t mode)
@@ -96,7 +105,7 @@ static int check_one_dir(struct gs_err *err, const char *what, const char *dir, 
  * the walk found. */
 static _Thread_local struct {
   bool valid;
-  uid_t euid;
+  unsigned uid_of_caller;
   dev_t dev;
   ino_t ino;
   uid_t uid;
@@ -108,7 +117,7 @@ static bool trusted_before(const char *dir)
 {
   struct stat sb;
 
-  return trusted.valid && trusted.euid == geteuid() && strcmp(trusted.dir, dir) == 0 &&
+  return trusted.valid && trusted.uid_of_caller == caller_uid() && strcmp(trusted.dir, dir) == 0 &&
          stat(dir, &sb) == 0 && sb.st_dev == trusted.dev && sb.st_ino == trusted.ino &&
          sb.st_uid == trusted.uid && sb.st_mode == trusted.mode;
 }
@@ -119,7 +128,7 @@ static void remember_trusted(const char *dir, const struct stat *sb)
   if (!trusted.valid)
     return;
   memcpy(trusted.dir, dir, strlen(dir) + 1);
-  trusted.euid = geteuid();
+  trusted.uid_of_caller = caller_uid();
   trusted.dev = sb->st_dev;
   trusted.ino = sb->st_ino;
   trusted.uid = sb->st_uid;
@@ -179,7 +188,7 @@ static int check_file(struct gs_err *err, const char *path, unsigned flags, cons
                       "%s belongs to %s, not to you (uid %u) or root, so gpuslice will not trust "
                       "it (another user may have planted it): remove it, or `chown %u %s` if it "
                       "is yours",
-                      path, owner, (unsigned)geteuid(), (unsigned)geteuid(), path);
+                      path, owner, caller_uid(), caller_uid(), path);
   }
   if (sb->st_mode & (S_IWGRP | S_IWOTH))
     return gs_err_set(err, GS_E_UNTRUSTED_FILE,

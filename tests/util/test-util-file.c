@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -574,6 +575,33 @@ static void private_file_of_another_user_is_refused(void **state)
   close(fd);
 }
 
+/* Root acting as a user (setfsuid, as the jobs layer writes a job's files
+ * as their owner) trusts that user's files while it does. The file is under
+ * /tmp: the scratch directory may sit below one nobody cannot enter. */
+static void private_file_of_the_fsuid_is_the_callers(void **state)
+{
+  char dir[] = "/tmp/gs-fsuid-XXXXXX", path[64];
+  struct gs_err err = {0};
+  int fd = -1, rc;
+
+  (void)state;
+  if (geteuid() != 0)
+    skip();
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(chmod(dir, 0755), 0);
+  snprintf(path, sizeof(path), "%s/state.json", dir);
+  assert_int_equal(gs_test_write(path, "x", 1), 0);
+  assert_int_equal(chown(path, 65534, 65534), 0);
+  setfsuid(65534);
+  rc = gs_file_open_private(&err, path, 0, &fd, NULL);
+  setfsuid(0);
+  if (fd >= 0)
+    close(fd);
+  unlink(path);
+  rmdir(dir);
+  assert_int_equal(rc, 0);
+}
+
 static void private_dir_others_may_write_is_refused(void **state)
 {
   struct fixture *f = *state;
@@ -678,6 +706,7 @@ int main(void)
       T(private_link_is_refused),
       T(private_writable_file_is_refused),
       T(private_file_of_another_user_is_refused),
+      T(private_file_of_the_fsuid_is_the_callers),
       T(private_dir_others_may_write_is_refused),
       T(private_excl_refuses_an_existing_file),
   };
