@@ -554,8 +554,9 @@ struct gs_scale_target {
 int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out);
 /* The default state file for a backend: beside the emulator's state file,
- * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */
-char *gs_scale_default_state(struct gs_backend *b);
+ * else autoscale.json in gs_file_state_dir, whose directory is created;
+ * *out is the caller's to free. */
+int gs_scale_default_state(struct gs_err *err, struct gs_backend *b, char **out);
 /* Prometheus text: slices, budget, window percentile, scale events, no capacity. */
 void gs_scale_metrics(struct gs_scale *s, FILE *f);
 /* JSON object of the same, for the admin API; caller frees. */
