@@ -128,26 +128,9 @@ int gs_jobs_mode_parse(const char *text, enum gs_jobs_mode *out)
 
 /* ---- processes ---- */
 
-uint64_t gs__jobs_proc_start(int pid)
-{
-  char buf[1024];
-  const char *p;
-  unsigned long long start = 0;
-  if (!(p = gs_proc_stat(pid, buf, sizeof(buf))))
-    return 0;
-  /* After ')': state is field 3; starttime is field 22. */
-  if (sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
-                " %*d %llu", &start) != 1)
-    return 0;
-  /* A zombie has exited: its slice is free even before it is reaped. */
-  if (p[1] == 'Z')
-    return 0;
-  return start ? start : 1;
-}
-
 bool gs__jobs_alive(int pid, uint64_t start)
 {
-  uint64_t now = gs__jobs_proc_start(pid);
+  uint64_t now = gs_proc_start(pid);
   return now != 0 && (start == 0 || now == start);
 }
 

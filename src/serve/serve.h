@@ -593,9 +593,9 @@ void gs_serve_pidfile_set(struct gs_serve_pidfile *pf, size_t w, int pid);
 /* Removes the file and releases the lock; takes NULL. */
 void gs_serve_pidfile_close(struct gs_serve_pidfile *pf);
 /* serve's default state directory: "<emulator state>.serve" on emulated
- * GPUs (each emulated machine has its own), else $XDG_STATE_HOME/gpuslice/
- * serve, ~/.local/state/gpuslice/serve, or /var/lib/gpuslice/serve for root
- * without HOME. NULL with err filled when none applies; caller frees. */
+ * GPUs (each emulated machine has its own), else "serve" in the user's
+ * state directory (gs_file_state_dir). NULL with err filled when none
+ * applies; caller frees. */
 char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b);
 
 struct gs_serve_config {

@@ -17,14 +17,27 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+/* The name of uid's account into out; false (out "") when uid is no
+ * account in the password database. */
+static bool account_name(unsigned uid, char *out, size_t size)
+{
+  struct passwd pw, *res = NULL;
+  char buf[4096];
+
+  out[0] = '\0';
+  if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &res) != 0 || res == NULL)
+    return false;
+  snprintf(out, size, "%s", pw.pw_name);
+  return true;
+}
+
 /* "uid 1001 (mallory)", or "uid 1001" for an id with no account. */
 static void describe_uid(unsigned uid, char *out, size_t size)
 {
-  struct passwd pw, *res = NULL;
-  char buf[1024];
+  char name[64];
 
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
-    snprintf(out, size, "uid %u (%s)", uid, pw.pw_name);
+  if (account_name(uid, name, sizeof name))
+    snprintf(out, size, "uid %u (%s)", uid, name);
   else
     snprintf(out, size, "uid %u", uid);
 }
@@ -173,23 +186,41 @@ int gs_file_check_dir(struct gs_err *err, const char *dir)
   return check_dirs(err, dir, dir);
 }
 
-/* The checks of what an open descriptor turned out to be. */
-static int check_file(struct gs_err *err, const char *path, unsigned flags, const struct stat *sb)
+/* The owner check of check_file: the caller or root; with OTHER_ACCOUNT
+ * also another account, whom the caller then acts for or about (st). */
+static int check_owner(struct gs_err *err, const char *path, unsigned flags, unsigned uid)
 {
   char owner[96];
 
-  if (!S_ISREG(sb->st_mode))
-    return refuse_kind(err, path, sb->st_mode);
-  if (flags & GS_FILE_PUBLIC)
+  if (trusted_owner(uid))
     return 0;
-  if (!(flags & GS_FILE_ANY_OWNER) && !trusted_owner(sb->st_uid)) {
-    describe_uid(sb->st_uid, owner, sizeof owner);
+  if (!(flags & GS_FILE_OTHER_ACCOUNT)) {
+    describe_uid(uid, owner, sizeof owner);
     return gs_err_set(err, GS_E_UNTRUSTED_FILE,
                       "%s belongs to %s, not to you (uid %u) or root, so gpuslice will not trust "
                       "it (another user may have planted it): remove it, or `chown %u %s` if it "
                       "is yours",
                       path, owner, caller_uid(), caller_uid(), path);
   }
+  if (!account_name(uid, owner, sizeof owner))
+    return gs_err_set(err, GS_E_UNTRUSTED_FILE,
+                      "%s is owned by uid %u, which is no account here, so gpuslice will not act "
+                      "on it (no one answers for it): remove it, or `chown` it to its user", path,
+                      uid);
+  return 0;
+}
+
+/* The checks of what an open descriptor turned out to be. */
+static int check_file(struct gs_err *err, const char *path, unsigned flags, const struct stat *sb)
+{
+  int rc;
+
+  if (!S_ISREG(sb->st_mode))
+    return refuse_kind(err, path, sb->st_mode);
+  if (flags & GS_FILE_PUBLIC)
+    return 0;
+  if ((rc = check_owner(err, path, flags, (unsigned)sb->st_uid)) != 0)
+    return rc;
   if (sb->st_mode & (S_IWGRP | S_IWOTH))
     return gs_err_set(err, GS_E_UNTRUSTED_FILE,
                       "%s is writable by %s (mode %04o), so another user could have changed it; "

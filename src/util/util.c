@@ -266,7 +266,7 @@ int gs_file_read_private(struct gs_err *err, const char *path, size_t limit, uns
 
   *data = NULL;
   *len = 0;
-  if ((rc = gs_file_open_private(err, path, flags & GS_FILE_ANY_OWNER, &fd, NULL)) != 0)
+  if ((rc = gs_file_open_private(err, path, flags & GS_FILE_OTHER_ACCOUNT, &fd, NULL)) != 0)
     return rc;
   return gs__read_opened(err, path, fd, limit, data, len);
 }
@@ -640,5 +640,5 @@ uint64_t gs_proc_start(int pid)
   if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
                       " %*d %llu", &state, &start) != 2 || state == 'Z')
     return 0;
-  return start;
+  return start ? start : 1;
 }

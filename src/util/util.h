@@ -104,8 +104,11 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
 #define GS_FILE_WRITE 0x1u     /* read-write; else read-only */
 #define GS_FILE_CREATE 0x2u    /* create when missing (mode 0644 less the umask) */
 #define GS_FILE_EXCL 0x4u      /* create a new file; one already there is GS_E_IN_USE */
-#define GS_FILE_ANY_OWNER 0x8u /* accept another user's file (the caller checks the owner
-                                  itself, e.g. a queued job's submitter); the rest holds */
+#define GS_FILE_OTHER_ACCOUNT 0x8u /* also a file of another account, which the caller reads
+                                  on purpose and then checks by st's owner (root's queue
+                                  runner reading a submitter's job, a user's claims ledger):
+                                  the owner must be in the password database, and the
+                                  other checks hold */
 #define GS_FILE_PUBLIC 0x10u   /* a file the user named (an output): only the link and
                                   file-type checks, no owner or directory checks */
 #define GS_FILE_APPEND 0x20u   /* with WRITE: every write at the end (logs) */
@@ -115,7 +118,7 @@ struct stat;
  * ignores) and, when st is not NULL, fills it from fstat of that descriptor. */
 int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, int *fd,
                          struct stat *st);
-/* gs_file_read of a file opened by gs_file_open_private (flags: ANY_OWNER). */
+/* gs_file_read of a file opened by gs_file_open_private (flags: OTHER_ACCOUNT). */
 int gs_file_read_private(struct gs_err *err, const char *path, size_t limit, unsigned flags,
                          char **data, size_t *len);
 /* Reads an open descriptor (of path, for the messages) to its end, as
@@ -179,7 +182,8 @@ int gs_file_make_parent_mode(struct gs_err *err, const char *path, unsigned mode
 const char *gs_proc_stat(int pid, char *buf, size_t size);
 /* A process's start time (field 22 of /proc/<pid>/stat, clock ticks since
  * boot): with the pid it names one process for good, as a pid alone may be
- * reused. 0 when the process is gone or a zombie. */
+ * reused. 0 when the process is gone or a zombie (a live process started at
+ * tick 0 reads 1, so 0 always means gone). */
 uint64_t gs_proc_start(int pid);
 
 /* "HOST:PORT" as an option, URL or header gives it (src/util/hostport.c):

@@ -112,9 +112,16 @@ fresh
 g mig enable >/dev/null && g gi create 1g.5gb -C >/dev/null || fail "setup of a slice"
 J="$root/emu.json.jobs"
 g jobs >/dev/null 2>&1
-rm -f "$J/claims.json" && mkfifo "$J/claims.json"
-expect "FIFO at the claims file" 3 "$J/claims.json is a FIFO" -- "${G[@]}" run --profile 1g.5gb -- true
-rm -f "$J/claims.json"
+# The claims ledger is one file per user, claims/<uid>.json: our own is our
+# state file (a FIFO there is an error naming it); another user's that is
+# not a regular file of that user's is skipped, never waited on.
+C="$J/claims/$(id -u).json"
+rm -f "$C" && mkfifo "$C"
+expect "FIFO at the claims file" 3 "$C is a FIFO" "rm $C" -- "${G[@]}" run --profile 1g.5gb -- true
+rm -f "$C"
+mkfifo "$J/claims/4242.json"
+expect "FIFO at another user's claims file: skipped" 0 -- "${G[@]}" run --profile 1g.5gb -- true
+rm -f "$J/claims/4242.json"
 chmod 777 "$J"
 expect "a jobs directory others may write" 3 "directory $J is writable by others" -- "${G[@]}" jobs
 chmod 700 "$J"

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,7 +552,7 @@ static void private_writable_file_is_refused(void **state)
   assert_int_equal(open_priv(f, 0, &err), GS_E_UNTRUSTED_FILE);
   assert_non_null(strstr(err.msg, "writable by its group (mode 0664)"));
   assert_int_equal(chmod(f->path, 0646), 0);
-  assert_int_equal(open_priv(f, GS_FILE_ANY_OWNER, &err), GS_E_UNTRUSTED_FILE);
+  assert_int_equal(open_priv(f, GS_FILE_OTHER_ACCOUNT, &err), GS_E_UNTRUSTED_FILE);
   assert_non_null(strstr(err.msg, "writable by others (mode 0646)"));
   assert_int_equal(open_priv(f, GS_FILE_PUBLIC, &err), 0);
 }
@@ -570,9 +571,16 @@ static void private_file_of_another_user_is_refused(void **state)
   assert_int_equal(chown(f->path, 65534, 65534), 0);
   assert_int_equal(open_priv(f, 0, &err), GS_E_UNTRUSTED_FILE);
   assert_non_null(strstr(err.msg, "belongs to uid 65534"));
-  assert_int_equal(gs_file_open_private(&err, f->path, GS_FILE_ANY_OWNER, &fd, &sb), 0);
+  assert_int_equal(gs_file_open_private(&err, f->path, GS_FILE_OTHER_ACCOUNT, &fd, &sb), 0);
   assert_int_equal(sb.st_uid, 65534); /* the caller learns whose it is */
   close(fd);
+  /* A uid no account has: no one answers for the file, even read on purpose. */
+  assert_null(getpwuid(3999999));
+  assert_int_equal(chown(f->path, 3999999, 3999999), 0);
+  assert_int_equal(gs_file_open_private(&err, f->path, GS_FILE_OTHER_ACCOUNT, &fd, &sb),
+                   GS_E_UNTRUSTED_FILE);
+  assert_int_equal(fd, -1);
+  assert_non_null(strstr(err.msg, "is owned by uid 3999999, which is no account here"));
 }
 
 /* Root acting as a user (setfsuid, as the jobs layer writes a job's files
