@@ -234,8 +234,9 @@ static int open_failed(struct gs_err *err, const char *path, int e)
 {
   struct stat sb;
 
-  /* A link (ELOOP under O_NOFOLLOW) or a socket (ENXIO) is said as such. */
-  if ((e == ELOOP || e == ENXIO) && lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+  /* A link (ELOOP under O_NOFOLLOW, EEXIST under O_EXCL) or a socket
+   * (ENXIO) is said as such. */
+  if ((e == ELOOP || e == ENXIO || e == EEXIST) && lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
     return refuse_kind(err, path, sb.st_mode);
   if (e == ENOENT)
     return gs_err_set(err, GS_E_NOT_FOUND, "%s: no such file", path);

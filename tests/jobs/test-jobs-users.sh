@@ -8,7 +8,8 @@
 # runs as its owner), its log created by that user, mode 0600; a user's own
 # runner runs only that user's jobs and says so for the others; root's
 # runner sets aside a job file of a uid that is no account or that others
-# may write. Needs root (useradd); skips with a message otherwise.
+# may write, and never writes a job's log through a link planted at its name;
+# the shared lock files are root's. Needs root (useradd); skips with a message otherwise.
 # Env: GS_BIN (gpuslice), GS_TEST_TMP (scratch dir).
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}"
@@ -103,8 +104,17 @@ grep -q "^uid=$uid_a .*groups=.*\b$gid_g\b" "$S/queue/j000001.log" && ok || fail
 cp "$b" "$S/queue/j000003.json" && sed -i 's/"j000002"/"j000003"/' "$S/queue/j000003.json" && chown 3999999 "$S/queue/j000003.json"
 as "$ua" cp "$b" "$S/queue/j000004.json" 2>/dev/null || as "$ua" sh -c "cat '$S/queue/j000001.json' >'$S/queue/j000004.json'"
 as "$ua" sed -i 's/"j00000[12]"/"j000004"/' "$S/queue/j000004.json"; as "$ua" chmod 666 "$S/queue/j000004.json"
+# A link another user plants at a job's log name (queue/ is shared): the job's
+# user never writes through it; the job ends saying why, the target unchanged.
+gu "$ub" queue submit --profile 1g.5gb -- true >/dev/null || fail "$ub cannot submit j000005"
+printf 'untouched\n' >"$root/target" && chown "$ub" "$root/target" && chmod 600 "$root/target"
+as "$ua" ln -s "$root/target" "$S/queue/j000005.log"
 timeout 60 "$GS_BIN" -q queue run --until-empty --poll-ms 50 >"$root/q.out" 2>"$root/q.err"
 [ $? = 0 ] && ok || fail "root's runner: $(cat "$root/q.err")"
+reason=$(g jobs --json | python3 -c 'import json,sys; print([x["reason"] for x in json.load(sys.stdin) if x["id"]=="j000005"][0])')
+case "$reason" in *"cannot run true as $ub: $S/queue/j000005.log is a symbolic link"*) ok ;;
+  *) fail "a job whose log name is a planted link: '$reason'" ;; esac
+[ "$(cat "$root/target")" = untouched ] && ok || fail "the job wrote through a planted link: $(cat "$root/target")"
 line=$(cat "$S/queue/j000002.log" 2>/dev/null)
 [ "$line" = "uid=$uid_b gid=$gid_b groups=$gid_b home=$(getent passwd "$ub" | cut -d: -f6) user=$ub" ] && ok ||
   fail "$ub's job under root's runner ran as: $line (want uid=$uid_b gid=$gid_b groups=$gid_b)"
