@@ -68,7 +68,7 @@ static const char *kind_of(mode_t mode)
     return "a socket";
   if (S_ISCHR(mode) || S_ISBLK(mode))
     return "a device";
-  return "not a regular file";
+  return "of an unknown kind";
 }
 
 static int refuse_kind(struct gs_err *err, const char *path, mode_t mode)
