@@ -161,8 +161,8 @@ static int private_subdir(struct gs_err *err, const char *dir, const char *name)
     return rc;
   if (e == EACCES)
     return gs_err_set(err, GS_E_NO_PERMISSION, "%s: cannot create: %s; the jobs directory %s is "
-                      "another user's: give one of your own (--jobs-dir DIR or "
-                      "GPUSLICE_JOBS_DIR=DIR), or have root share it (mode 1777, docs/jobs.md)",
+                      "another user's: give one of your own (GPUSLICE_JOBS_DIR=DIR, or pass "
+                      "--jobs-dir DIR), or have root share it (mode 1777, docs/jobs.md)",
                       path, strerror(e), dir);
   return gs_err_set(err, GS_E_IO, "%s: cannot create: %s", path, strerror(e));
 }

@@ -8,8 +8,8 @@
 #   the emulator's state and for the jobs directory of a real (NVML) machine;
 #   root goes to /var/lib/gpuslice (checked in a private mount namespace);
 #   state directories are created 0700;
-# - a FIFO at a state, lock, journal or jobs path is an error, not a hang
-#   (every command runs under `timeout`);
+# - a FIFO at a state, lock, journal, jobs or serve pid file path is an
+#   error, not a hang (every command runs under `timeout`);
 # - a symbolic link is refused, and its target left as it was;
 # - a file owned by another real account (made here with useradd), or one
 #   writable by others, is refused; so is a directory others may write, or
@@ -127,6 +127,11 @@ expect "a jobs directory others may write" 3 "directory $J is writable by others
 chmod 700 "$J"
 mkdir -p "$J/queue" && ln -s "$root/victim" "$J/queue/j000001.json"
 expect "link at a queued job" 3 "$J/queue/j000001.json is a symbolic link" -- "${G[@]}" jobs
+rm -f "$J/queue/j000001.json"
+# serve's pid file (the pids a restarted serve signals) is one of them too.
+mkdir -m 700 "$root/serve" && mkfifo "$root/serve/serve.pid"
+expect "FIFO at serve's pid file" 3 "$root/serve/serve.pid is a FIFO" -- "${G[@]}" serve \
+  --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --state-dir "$root/serve" -- true
 
 # ---- the apply lock and journal ----
 fresh
