@@ -181,12 +181,20 @@ static int group_help(const char *group)
   return GS_EXIT_OK;
 }
 
+/* A wait for a lock that lasts is said, once, as it happens. */
+static void lock_notice(const char *line)
+{
+  fprintf(stderr, "gpuslice: %s\n", line);
+}
+
 int cli_main(int argc, char **argv)
 {
   struct cli c = {0};
   int rc, used = 0;
   c.cfg.emulate = getenv("GPUSLICE_EMULATE");
   argc = take_globals(&c, argc, argv);
+  if (!c.quiet)
+    gs_file_set_lock_notice(lock_notice);
   if (argc < 2)
     return cli_usage("no command given; `gpuslice --help` lists the commands");
   if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
@@ -242,6 +250,7 @@ int cli_exit_of(int code)
   case GS_E_INVALID_ARGUMENT:
     return GS_EXIT_USAGE;
   case GS_E_CORRUPT_STATE:
+  case GS_E_UNTRUSTED_FILE:
   case GS_E_IO:
     return GS_EXIT_STATE;
   default:

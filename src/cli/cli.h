@@ -18,7 +18,7 @@ enum {
   GS_EXIT_OK = 0,
   GS_EXIT_FAILED = 1,  /* the GPU (or emulator) refused an operation */
   GS_EXIT_USAGE = 2,   /* bad command line: unknown verb, option, profile, GPU */
-  GS_EXIT_STATE = 3,   /* the emulator's state file is corrupt or cannot be written */
+  GS_EXIT_STATE = 3,   /* a state file is corrupt, untrusted or cannot be written */
 };
 
 struct cli {

@@ -669,7 +669,7 @@ static int write_plot(const char *out, const char *svg, size_t len)
   struct gs_err err = {0};
   int st;
   snprintf(tmp, sizeof(tmp), "%.*s.svg", (int)(png ? ol - 4 : ol), out);
-  if (gs_file_write_atomic(&err, png ? tmp : out, svg, len) != 0)
+  if (gs_file_write_public(&err, png ? tmp : out, svg, len) != 0)
     return cli_fail_file(&err);
   if (!png)
     return GS_EXIT_OK;

@@ -190,9 +190,9 @@ struct gs_jobs_job {
   unsigned leftovers;                 /* processes it left behind, ended after it */
   char tracking[16];                  /* how they were found: "cgroup", "subreaper" */
   char reason[GS_ERR_MSG_SIZE];       /* LOST, REFUSED, or a failed start: why */
-  /* From the kernel, not the file's text: its owner (who the job runs as),
-   * group and permission bits. */
-  unsigned owner, owner_gid, file_mode;
+  /* From the kernel, not the file's text: its owner (who the job runs as)
+   * and group. */
+  unsigned owner, owner_gid;
 };
 
 /* Frees a job's strings; free(NULL) safe. */

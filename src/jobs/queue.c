@@ -108,7 +108,7 @@ static int run_tracked(struct gs_err *err, struct gs_backend *b, const char *dir
 static int shepherd(const struct gs_jobs_queue_opts *o, const char *dir, struct gs_jobs_job *j,
                     struct gs_jobs_claim *c, const struct gs__jobs_account *as)
 {
-  struct running_args ra = {c, (int)getpid(), gs__jobs_proc_start((int)getpid()), false};
+  struct running_args ra = {c, (int)getpid(), gs_proc_start((int)getpid()), false};
   struct done_args da = {127, 0, 0, NULL, NULL};
   struct gs_jobs_track track;
   struct gs__jobs_spawn sp = {.stdin_fd = -1, .track = &track, .as = as, .new_session = true};
@@ -187,7 +187,7 @@ static int start_shepherd(struct gs_err *err, struct gs_backend *b, const char *
       _exit(0);
     /* The queue adopted the claim for us after the fork: match its record. */
     c->owner_pid = (int)getpid();
-    c->owner_start = gs__jobs_proc_start(c->owner_pid);
+    c->owner_start = gs_proc_start(c->owner_pid);
     _exit(shepherd(o, dir, j, c, as));
   }
   close(go[0]);
@@ -353,26 +353,19 @@ static void on_note(void *arg, const char *name, const struct gs_err *why)
 }
 
 /* Leaves out of this pass (locally CANCELLED, never written) the jobs this
- * runner must not start: another user's (for a user's runner), a file
- * others may write or of a uid that is no account (for root's, which
- * then moves it aside), and a job handed to a shepherd that never recorded
- * it running (so nothing restarts in a loop). */
+ * runner must not start: another user's (for a user's runner), and a job
+ * handed to a shepherd that never recorded it running (so nothing restarts
+ * in a loop). A file others may write or of a uid that is no account never
+ * gets here: reading it failed (read_job), and on_note set it aside. */
 static void screen(const struct screen *sc, struct gs_jobs_job *jobs, unsigned n,
                    const struct gs_jobs_claim *c, unsigned nc)
 {
   for (unsigned i = 0; i < n; i++) {
     struct gs_jobs_job *j = &jobs[i];
-    struct gs__jobs_account a;
     char name[GS_JOBS_ID_SIZE + 8], why[PATH_MAX + 2 * GS_ERR_MSG_SIZE] = "";
     snprintf(name, sizeof(name), "%s.json", j->id);
     if (geteuid() != 0 && j->owner != (unsigned)geteuid())
       foreign(sc, name, j->owner);
-    else if (j->file_mode & (S_IWGRP | S_IWOTH))
-      snprintf(why, sizeof(why), "%s/queue/%s: others may write it (mode %04o), and a job runs "
-               "as its file's owner", sc->dir, name, j->file_mode);
-    else if (gs__jobs_account(NULL, j->owner, &a) != 0)
-      snprintf(why, sizeof(why), "%s/queue/%s: owned by uid %u, which is no account here",
-               sc->dir, name, j->owner);
     else if (j->state == GS_JOBS_QUEUED && !has_claim(c, nc, j->id) && memo_has(&handed, j->id))
       snprintf(why, sizeof(why), "%s/queue/%s: handed to a shepherd that never recorded it "
                "running (%s)", sc->dir, name, j->reason[0] ? j->reason : "no reason recorded");

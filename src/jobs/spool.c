@@ -205,8 +205,10 @@ static int write_job(struct gs_err *err, const char *dir, const struct gs_jobs_j
   return rc;
 }
 
-/* Reads the job file queue/<name> through one descriptor: its owner and
- * mode from fstat, its text from the same open file. */
+/* Reads the job file queue/<name> through one descriptor: util's safe open
+ * refuses a link, a FIFO, a file others may write and one of a uid that is
+ * no account (a job runs as its file's owner); the owner comes from its
+ * fstat, the text from the same open file. */
 static int read_job(struct gs_err *err, const char *dir, const char *name, struct gs_jobs_job *j)
 {
   char path[PATH_MAX], *text;
@@ -215,9 +217,9 @@ static int read_job(struct gs_err *err, const char *dir, const char *name, struc
   int fd, rc;
   memset(j, 0, sizeof(*j));
   if ((rc = job_file(err, dir, name, "", path)) != 0 ||
-      (rc = gs__jobs_open_regular(err, path, &fd, &st)) != 0)
+      (rc = gs_file_open_private(err, path, GS_FILE_OTHER_ACCOUNT, &fd, &st)) != 0)
     return rc;
-  rc = gs__jobs_read_fd(err, path, fd, 1u << 20, &text, &len);
+  rc = gs_file_read_fd(err, path, fd, 1u << 20, &text, &len);
   close(fd);
   if (rc)
     return rc;
@@ -230,7 +232,6 @@ static int read_job(struct gs_err *err, const char *dir, const char *name, struc
     return rc;
   }
   j->owner = (unsigned)st.st_uid, j->owner_gid = (unsigned)st.st_gid;
-  j->file_mode = (unsigned)(st.st_mode & 07777);
   if (j->owner != 0) { /* the account is the user; the text is only a label */
     struct gs__jobs_account a;
     if (gs__jobs_account(NULL, j->owner, &a) == 0)

@@ -555,8 +555,9 @@ struct gs_scale_target {
 int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out);
 /* The default state file for a backend: beside the emulator's state file,
- * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */
-char *gs_scale_default_state(struct gs_backend *b);
+ * else autoscale.json in gs_file_state_dir, whose directory is created;
+ * *out is the caller's to free. */
+int gs_scale_default_state(struct gs_err *err, struct gs_backend *b, char **out);
 /* Prometheus text: slices, budget, window percentile, scale events, no capacity. */
 void gs_scale_metrics(struct gs_scale *s, FILE *f);
 /* JSON object of the same, for the admin API; caller frees. */
@@ -593,9 +594,9 @@ void gs_serve_pidfile_set(struct gs_serve_pidfile *pf, size_t w, int pid);
 /* Removes the file and releases the lock; takes NULL. */
 void gs_serve_pidfile_close(struct gs_serve_pidfile *pf);
 /* serve's default state directory: "<emulator state>.serve" on emulated
- * GPUs (each emulated machine has its own), else $XDG_STATE_HOME/gpuslice/
- * serve, ~/.local/state/gpuslice/serve, or /var/lib/gpuslice/serve for root
- * without HOME. NULL with err filled when none applies; caller frees. */
+ * GPUs (each emulated machine has its own), else "serve" in the user's
+ * state directory (gs_file_state_dir). NULL with err filled when none
+ * applies; caller frees. */
 char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b);
 
 struct gs_serve_config {

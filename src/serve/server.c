@@ -72,8 +72,9 @@ static int start_scale(struct gs_err *err, struct server *sv)
   t.profile = t.profile ? t.profile : "1g.5gb";
   t.super = sv->super;
   t.proxy = sv->proxy;
-  if (!t.state_path && !(t.state_path = state = gs_scale_default_state(t.backend)))
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
+  if (!t.state_path && (rc = gs_scale_default_state(err, t.backend, &state)) != 0)
+    return rc;
+  t.state_path = t.state_path ? t.state_path : state;
   rc = gs_scale_new(err, sv->loop, &cfg->scale, &t, &sv->scale);
   if (!rc && sv->admin)
     gs_proxy_admin_set_scale(sv->admin, sv->scale);
