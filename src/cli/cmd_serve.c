@@ -560,6 +560,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
   sc.super.argv = cmd;
   sc.on_reload = on_reload;
   sc.ctx = &rl;
+  cli_service_serve(&sc);
   if (file && (rl.files = calloc(1, sizeof(*rl.files))) != NULL) {
     rl.files[rl.nfiles++] = file;
     file = NULL; /* rl.files owns it now */
