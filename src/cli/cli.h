@@ -169,6 +169,12 @@ int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b
  * beside the emulator's state, else /var/lib/gpuslice/apply. */
 void cli_apply_lock_path(struct gs_backend *b, char out[PATH_MAX]);
 
+/* Under systemd ($NOTIFY_SOCKET): serve's readiness, reloads, drain and
+ * worker count told through sd_notify, and watchdog pings at half of
+ * $WATCHDOG_USEC; nothing otherwise (service.c). */
+struct gs_serve_config;
+void cli_service_serve(struct gs_serve_config *sc);
+
 /* `nvidia-mig-parted ...`: gpuslice run under that name (cmd_mig_parted.c). */
 int cli_mig_parted_main(int argc, char **argv);
 

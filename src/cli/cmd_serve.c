@@ -188,7 +188,8 @@ static const struct cli_spec serve_spec = {
     .about = "One worker per MIG device of the selected GPUs (CUDA_VISIBLE_DEVICES=MIG-<uuid>,\n"
              "restarted on crash) behind one load balancer with health checks, an admin API and\n"
              "optional autoscaling. Placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port}\n"
-             "{uuid} {profile} {index}. SIGHUP re-reads the serve file and the devices.",
+             "{uuid} {profile} {index}. SIGHUP re-reads the serve file and the devices. Under\n"
+             "systemd (Type=notify) it reports ready once a first worker is, and pings the watchdog.",
     .examples = "gpuslice serve -- tritonserver --model-repository=/models --http-port={port}\n"
                 "gpuslice serve -f /etc/gpuslice/serve.yaml\n"
                 "gpuslice serve --latency-budget p90=50ms --slices 1..7 -- gpuslice worker "
@@ -560,6 +561,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
   sc.super.argv = cmd;
   sc.on_reload = on_reload;
   sc.ctx = &rl;
+  cli_service_serve(&sc);
   if (file && (rl.files = calloc(1, sizeof(*rl.files))) != NULL) {
     rl.files[rl.nfiles++] = file;
     file = NULL; /* rl.files owns it now */

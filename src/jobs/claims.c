@@ -532,11 +532,16 @@ static int claim_mig(struct gs_err *err, struct gs_backend *b, const struct gs_j
   if (!pk.found) {
     const char *hint = req->create ? " and no room to create one" :
                                      " (pass --create to make one from free capacity)";
+    char what[GS_GEOM_NAME_SIZE + 48];
     if (req->profile[0])
-      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s MIG device%s", req->profile,
-                        hint);
-    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free MIG device with %.2f GiB%s",
-                      (double)req->memory_mib / 1024.0, hint);
+      snprintf(what, sizeof(what), "%s MIG device", req->profile);
+    else
+      snprintf(what, sizeof(what), "MIG device with %.2f GiB", (double)req->memory_mib / 1024.0);
+    if (!pk.matching)
+      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s%s", what, hint);
+    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s: %s %u on the selected GPUs "
+                      "%s in use%s", what, pk.matching == 1 ? "the" : "all", pk.matching,
+                      pk.matching == 1 ? "is" : "are", hint);
   }
   claim_device(c, &pk.dev);
   c->mode = GS_JOBS_MIG;

@@ -599,6 +599,19 @@ void gs_serve_pidfile_close(struct gs_serve_pidfile *pf);
  * applies; caller frees. */
 char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b);
 
+/* What serve tells its caller of its life (gs_serve_config.on_life). READY:
+ * the listeners are up and a first worker is ready (once), and again after
+ * a reload once it was; WORKERS: a worker joined or left the pool;
+ * RELOADING: a SIGHUP is being handled (READY follows if serve was ready);
+ * STOPPING: the drain began; ALIVE: the loop still turns. */
+enum gs_serve_life { GS_SERVE_READY, GS_SERVE_WORKERS, GS_SERVE_RELOADING, GS_SERVE_STOPPING,
+                     GS_SERVE_ALIVE };
+struct gs_serve_life_info {
+  size_t ready, workers;      /* workers in the pool, and not retired */
+};
+typedef void gs_serve_life_fn(void *ctx, enum gs_serve_life what,
+                              const struct gs_serve_life_info *info);
+
 struct gs_serve_config {
   const char *listen;         /* the proxy's "HOST:PORT" */
   const char *state_dir;      /* the pid file's (gs_serve_pidfile_open); NULL: none kept */
@@ -618,6 +631,10 @@ struct gs_serve_config {
    * for GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES); their count, or
    * -1 to leave the workers as they are. */
   int (*on_reload)(void *ctx, struct gs_proxy *proxy, struct gs_mig_device *devs);
+  /* Told of serve's life, for a service manager (the CLI's sd_notify); may
+   * be NULL. */
+  gs_serve_life_fn *on_life;
+  uint64_t alive_every_us;    /* GS_SERVE_ALIVE this often, from the loop; 0: never */
   void *ctx;
 };
 /* The supervisor, the proxy (and its gRPC side), the admin API and the

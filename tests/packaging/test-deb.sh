@@ -32,6 +32,8 @@ done
 
 dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/contents"
 for f in ./usr/bin/gpuslice ./usr/lib/gpuslice/libnvidia-ml.so.1 ./lib/systemd/system/gpuslice-apply.service \
+         ./lib/systemd/system/gpuslice-serve.service ./lib/systemd/system/gpuslice-queue.service \
+         ./usr/lib/tmpfiles.d/gpuslice.conf ./etc/default/gpuslice \
          ./usr/share/doc/gpuslice/copyright ./usr/share/gpuslice/configs/a100-40gb.mig-parted.yaml \
          ./usr/share/man/man1/gpuslice.1.gz ./usr/share/man/man1/gpuslice-serve.1.gz \
          ./usr/share/man/man5/gpuslice-serve.yaml.5.gz ./usr/share/man/man5/gpuslice-layout.yaml.5.gz \
@@ -39,6 +41,13 @@ for f in ./usr/bin/gpuslice ./usr/lib/gpuslice/libnvidia-ml.so.1 ./lib/systemd/s
          ./usr/lib/gpuslice/bin/nvidia-mig-parted; do
   if grep -qx "$f" "$tmp/contents"; then ok; else fail "the package lacks $f"; fi
 done
+# The units' settings are the admin's (a conffile); the shared jobs directory
+# is made at install (dh_installtmpfiles' postinst).
+dpkg-deb -e "$deb" "$tmp/control"
+if grep -qx /etc/default/gpuslice "$tmp/control/conffiles" 2>/dev/null; then ok; else
+  fail "/etc/default/gpuslice is not a conffile: $(cat "$tmp/control/conffiles" 2>&1)"; fi
+if grep -q 'systemd-tmpfiles.*gpuslice.conf' "$tmp/control/postinst" 2>/dev/null; then ok; else
+  fail "postinst does not create the jobs directory (systemd-tmpfiles gpuslice.conf)"; fi
 if grep -q 'x86_64-linux-gnu/libnvidia-ml\|^\./usr/lib/libnvidia-ml' "$tmp/contents"; then
   fail "nvml-emu where ld.so would find it before a real driver"; else ok; fi
 
