@@ -2,7 +2,8 @@
  * HTTP inference endpoints (KServe v2 / Triton, our workers, any HTTP URL).
  * Closed loop (N requests outstanding) and open loop (requests at intended
  * times, latency counted from them: no coordinated omission), measurement
- * windows repeated until stable, perf_analyzer's CSV, and an SVG plot of CSVs.
+ * windows repeated until stable, perf_analyzer's CSV, and a plot of CSVs (SVG,
+ * or PNG and PDF through librsvg and cairo).
  * Uses serve.h's loop and picohttpparser; `-i grpc` (grpc.c) also nghttp2
  * (client sessions) and the protobuf-c code generated from inference.proto. */
 #ifndef GS_BENCH_H
@@ -221,5 +222,10 @@ void gs_bench_series_free(struct gs_bench_series *s);
  * legend, and a horizontal budget line on the latency chart when budget_us > 0. */
 int gs_bench_plot_svg(struct gs_err *err, const struct gs_bench_series *s, size_t n,
                       const char *column, double budget_us, char **svg, size_t *len);
+enum gs_bench_image { GS_BENCH_SVG, GS_BENCH_PNG, GS_BENCH_PDF };
+/* The SVG as PNG or PDF (librsvg onto a cairo surface, render.c): *out is
+ * a heap buffer of *outlen bytes. */
+int gs_bench_plot_render(struct gs_err *err, const char *svg, size_t len, enum gs_bench_image fmt,
+                         char **out, size_t *outlen);
 
 #endif

@@ -1,6 +1,6 @@
 /* cmd_bench.c: `gpuslice bench` (the load generator: closed or open loop
  * against a KServe v2 endpoint or any HTTP URL; table, CSV, JSON) and
- * `gpuslice bench plot` (SVG or PNG of CSVs). Options and printing only; the
+ * `gpuslice bench plot` (SVG, PNG or PDF of CSVs). Options and printing only; the
  * bench layer measures (docs/bench.md). */
 #include "bench/bench.h"
 #include "cli/cli.h"
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define MAX_SHAPES 16
@@ -610,8 +610,8 @@ static int on_plot_opt(struct cli *c, int ch, const char *v, void *arg)
 }
 
 static const struct cli_opt plot_opts[] = {
-    {"output", 'o', "OUT.svg|OUT.png", O_OUT, NULL, "the chart (PNG through rsvg-convert)",
-     CLI_VALUE_FILE, NULL},
+    {"output", 'o', "OUT.svg|OUT.png|OUT.pdf", O_OUT, NULL,
+     "the chart; its name's ending picks the format", CLI_VALUE_FILE, NULL},
     {"latency-budget", 0, "DURATION", O_BUDGET, "none", "a budget line (a bare number is ms)",
      CLI_VALUE_TEXT, NULL},
     {"percentile", 0, "50|90|95|99|avg", O_PLOT_PCT, "90", "the latency column drawn",
@@ -624,7 +624,7 @@ static const struct cli_spec plot_spec = {
     .operand = CLI_VALUE_FILE,
     .opts = plot_opts,
     .about = "Throughput and latency against concurrency (or request rate), one series per CSV\n"
-             "(perf_analyzer's or bench -f's), as an SVG or PNG.",
+             "(perf_analyzer's or bench -f's), as SVG, PNG or PDF (PNG and PDF: librsvg and cairo).",
     .examples = "gpuslice bench plot mig-1.csv mig-7.csv --latency-budget 50ms -o chart.svg",
 };
 
@@ -647,39 +647,35 @@ static int load_series(const char *path, const char *column, struct gs_bench_ser
   return 0;
 }
 
-/* PNG through rsvg-convert (librsvg2-bin), when installed. */
-static int to_png(const char *svg_path, const char *png)
+/* The chart's format, from -o's ending (any case); checked before any CSV is read. */
+static int image_format(const char *out, enum gs_bench_image *fmt)
 {
-  int status = 0;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execlp("rsvg-convert", "rsvg-convert", "-o", png, svg_path, (char *)NULL);
-    _exit(errno == ENOENT ? 127 : 126);
-  }
-  if (pid < 0 || waitpid(pid, &status, 0) < 0)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  static const struct {
+    const char *ext;
+    enum gs_bench_image fmt;
+  } exts[] = {{".svg", GS_BENCH_SVG}, {".png", GS_BENCH_PNG}, {".pdf", GS_BENCH_PDF}};
+  const char *dot = strrchr(out, '.');
+  for (size_t i = 0; dot && !strchr(dot, '/') && i < GS_NITEMS(exts); i++)
+    if (strcasecmp(dot, exts[i].ext) == 0) {
+      *fmt = exts[i].fmt;
+      return 0;
+    }
+  return cli_usage("-o %s: the chart is written as SVG, PNG or PDF, chosen by the name's "
+                   "ending: give a name ending in .svg, .png or .pdf", out);
 }
 
-static int write_plot(const char *out, const char *svg, size_t len)
+static int write_plot(const char *out, enum gs_bench_image fmt, const char *svg, size_t len)
 {
-  size_t ol = strlen(out);
-  bool png = ol > 4 && strcmp(out + ol - 4, ".png") == 0;
-  char tmp[4096];
   struct gs_err err = {0};
-  int st;
-  snprintf(tmp, sizeof(tmp), "%.*s.svg", (int)(png ? ol - 4 : ol), out);
-  if (gs_file_write_atomic(&err, png ? tmp : out, svg, len) != 0)
-    return cli_fail_file(&err);
-  if (!png)
-    return GS_EXIT_OK;
-  if ((st = to_png(tmp, out)) == 0)
-    return GS_EXIT_OK;
-  fprintf(stderr, "gpuslice: -o %s: %s; the SVG is in %s\n", out,
-          st == 127 ? "PNG needs rsvg-convert (Debian: apt-get install librsvg2-bin)"
-                    : "rsvg-convert failed",
-          tmp);
-  return GS_EXIT_FAILED;
+  char *img = NULL;
+  size_t n = 0;
+  int rc = 0;
+  if (fmt != GS_BENCH_SVG && gs_bench_plot_render(&err, svg, len, fmt, &img, &n) != 0)
+    return bench_fail(&err);
+  if (gs_file_write_atomic(&err, out, img ? img : svg, img ? n : len) != 0)
+    rc = cli_fail_file(&err);
+  free(img);
+  return rc;
 }
 
 static int run_plot(struct cli *c, int argc, char **argv)
@@ -687,6 +683,7 @@ static int run_plot(struct cli *c, int argc, char **argv)
   struct plot_opts o = {.column = "p90 latency"};
   struct gs_bench_series *s;
   struct gs_err err = {0};
+  enum gs_bench_image fmt = GS_BENCH_SVG;
   char *svg = NULL;
   size_t len, n;
   int first, rc = 0;
@@ -694,6 +691,8 @@ static int run_plot(struct cli *c, int argc, char **argv)
     return -first;
   if (first >= argc || !o.out)
     return cli_usage("give one or more CSV files and -o OUT.svg; usage: %s", cli_synopsis(c));
+  if ((rc = image_format(o.out, &fmt)) != 0)
+    return rc;
   n = (size_t)(argc - first);
   if (!(s = calloc(n, sizeof(*s))))
     return cli_usage("out of memory");
@@ -702,7 +701,7 @@ static int run_plot(struct cli *c, int argc, char **argv)
   if (rc == 0 && gs_bench_plot_svg(&err, s, n, o.column, o.budget_us, &svg, &len) != 0)
     rc = bench_fail(&err);
   if (rc == 0)
-    rc = write_plot(o.out, svg, len);
+    rc = write_plot(o.out, fmt, svg, len);
   free(svg);
   for (size_t i = 0; i < n; i++)
     gs_bench_series_free(&s[i]);
@@ -716,7 +715,7 @@ const struct cli_verb cli_verbs_bench[] = {
     {NULL, "bench", run_bench,
      "load generator: closed/open loop against KServe v2 or HTTP; `bench plot` draws CSVs", true,
      &bench_spec, false},
-    {"bench", "plot", run_plot, "throughput and latency charts of bench's CSVs (SVG or PNG)", false,
+    {"bench", "plot", run_plot, "throughput and latency charts of bench's CSVs (SVG, PNG or PDF)", false,
      &plot_spec, false},
     {0},
 };
