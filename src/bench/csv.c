@@ -5,6 +5,7 @@
  * runs or from perf_analyzer's own files. */
 #include "bench/internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static void header(FILE *f, const struct gs_bench_csv *o)
 /* Whole µs, truncated as perf_analyzer's integer division does. */
 static unsigned long long us(double v)
 {
-  return v > 0 ? (unsigned long long)v : 0;
+  return !(v > 0) ? 0 : v < 1.8e19 ? (unsigned long long)v : ULLONG_MAX;
 }
 
 static int by_uuid(const void *a, const void *b)

@@ -179,6 +179,22 @@ static void gpu_gauges_bounded(void **state)
   free(a);
 }
 
+/* A gauge past what a whole number holds is written as the largest one, not
+ * converted out of range (found by fuzz-bench-json). */
+static void huge_values(void **state)
+{
+  static const char text[] = "nv_gpu_memory_used_bytes{gpu_uuid=\"G\"} 1e300\n";
+  struct gs_bench_step *x = calloc(1, sizeof(*x));
+  char *out;
+  (void)state;
+  x->stable = true, x->level = 1, x->throughput = 1;
+  gs_bench_gpus_sample(&x->gpus, text, sizeof(text) - 1);
+  out = csv(&(struct gs_bench_csv){GS_BENCH_CLOSED, false, true, 0, true}, x, 1);
+  assert_non_null(strstr(out, ",,,G:18446744073709551615;,\n"));
+  free(out);
+  free(x);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -186,6 +202,7 @@ int main(void)
       cmocka_unit_test(rows_as_perf_analyzer),
       cmocka_unit_test(gpu_gauges),
       cmocka_unit_test(gpu_gauges_bounded),
+      cmocka_unit_test(huge_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
