@@ -13,8 +13,9 @@ set -euo pipefail
 # slurmd and the client commands (it fetches contrib's gpu/nvml plugin itself).
 # tests/plan/k8s_check.py reads the Kubernetes export with python3-yaml.
 # serve tells systemd it is ready through libsystemd's sd_notify (libsystemd-dev).
+# `bench plot` writes PNG and PDF through librsvg and cairo (librsvg2-dev, libcairo2-dev).
 need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3 libh2o-dev libuv1-dev
-      libsystemd-dev
+      libsystemd-dev librsvg2-dev libcairo2-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler nghttp2-client
       python3-grpcio python3-protobuf protobuf-compiler python3-yaml
       cargo rustc librust-nvml-wrapper-dev librust-nvml-wrapper-sys-dev

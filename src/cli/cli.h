@@ -80,6 +80,9 @@ struct cli_spec {
   const struct cli_opt *opts;  /* ends with {0}; -h/--help is added to every verb */
   const char *about;           /* what it does: lines, each at most ~90 columns */
   const char *examples;        /* command lines, one a line */
+  /* An option the verb knows of but refuses ("--streaming", "-z": another
+   * tool's spelling): the reason, said instead of "unknown option"; NULL: unknown. */
+  const char *(*refusal)(const char *word);
 };
 
 /* One verb: `gpuslice <group> <name>` (group NULL for top-level verbs). */
@@ -127,6 +130,17 @@ extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cl
     cli_verbs_layouts[], cli_verbs_layout[], cli_verbs_emu[], cli_verbs_worker[],
     cli_verbs_serve[], cli_verbs_plan[], cli_verbs_bench[], cli_verbs_run[], cli_verbs_queue[],
     cli_verbs_job_emu[], cli_verbs_mps[], cli_verbs_slurm[], cli_verbs_version[];
+
+/* bench's pieces its files share: its errors' exit rule; a file the command
+ * line names, read (exit 2 when it cannot be); `bench plot`
+ * (cmd_bench_plot.c); perf_analyzer's options it refuses, and why
+ * (cmd_bench_pa.c; NULL for any other word). */
+int cli_bench_fail(const struct gs_err *err);
+int cli_named_file(struct gs_err *err, const char *what, const char *path, size_t limit,
+                   char **text, size_t *len);
+int cli_bench_plot(struct cli *c, int argc, char **argv);
+extern const struct cli_spec cli_bench_plot_spec;
+const char *cli_bench_refusal(const char *word);
 
 /* `gpuslice version` (also `--version`): argv[0] is the verb's word. */
 int cli_version(struct cli *c, int argc, char **argv);

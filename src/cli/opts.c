@@ -150,6 +150,22 @@ static bool build(const struct cli_opt *rows, struct option *opts, char *shorts,
   return true;
 }
 
+/* An unknown option: argv[at] (at 0: the short option optopt), refused
+ * with the verb's reason when it has one for that spelling. */
+static int unknown(struct cli *c, int at, char **argv, const char *words)
+{
+  char word[64];
+  const char *why;
+  if (at)
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(argv[at], "="), argv[at]);
+  else
+    snprintf(word, sizeof(word), "-%c", optopt);
+  if (c->verb->spec && c->verb->spec->refusal && (why = c->verb->spec->refusal(word)))
+    return cli_usage("%s: not taken by `gpuslice %s`: %s", word, words, why);
+  return cli_usage("%s: unknown option (`gpuslice %s --help` lists them); usage: %s", word, words,
+                   cli_synopsis(c));
+}
+
 int cli_getopt(struct cli *c, int argc, char **argv,
                int (*on_opt)(struct cli *, int, const char *, void *), void *arg)
 {
@@ -167,13 +183,9 @@ int cli_getopt(struct cli *c, int argc, char **argv,
       cli_verb_help(c->verb, stdout);
       return 0;
     }
-    if (ch == '?') { /* a short option in a cluster is not argv[optind - 1]: name it by optopt */
-      if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
-        return -cli_usage("-%c: unknown option (`gpuslice %s --help` lists them); usage: %s",
-                          optopt, words, cli_synopsis(c));
-      return -cli_usage("%s: unknown option (`gpuslice %s --help` lists them); usage: %s",
-                        argv[optind - 1], words, cli_synopsis(c));
-    }
+    if (ch == '?') /* a short option in a cluster is not argv[optind - 1]: name it by optopt */
+      return -unknown(c, optopt && strncmp(argv[optind - 1], "--", 2) != 0 ? 0 : optind - 1,
+                      argv, words);
     if (ch == ':')
       return -cli_usage("%s: missing value; usage: %s", argv[optind - 1], cli_synopsis(c));
     o = ch >= ROW_BASE ? &rows[ch - ROW_BASE] : row_of(rows, (char)ch, NULL);
