@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/internal.h"
+#include "net/internal.h"
+#include "worker/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  * a success only with grpc-status 0; a session whose oldest call passes
  * --request-timeout, or that fails, fails its calls and is reopened. */
 #include "bench/internal.h"
-#include "serve/serve.h"
+#include "net/net.h"
 
 #include "inference.pb-c.h"
 

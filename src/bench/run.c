@@ -7,7 +7,7 @@
  * idle connections drain; latency counts from the intended time, so a stall
  * shows in the tail instead of being omitted. */
 #include "bench/internal.h"
-#include "serve/serve.h"
+#include "net/net.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -4,7 +4,7 @@
  * the serve layer's worker (docs/worker.md). */
 #include "cli/cli.h"
 #include "geometry/geometry.h"
-#include "serve/serve.h"
+#include "worker/worker.h"
 
 #include <getopt.h>
 #include <stdlib.h>

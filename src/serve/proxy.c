@@ -24,6 +24,7 @@
  * atomics, single writer); a worker's in-flight count is shared by all
  * threads (atomic adds) so that p2c and the in-flight limit see the whole. */
 #include "serve/internal.h"
+#include "net/internal.h" /* picohttpparser: until net has the response reader */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net/internal.h"
 #include "serve/internal.h"
 
 #define DEADLINE_US 60000000ull /* generous: ASan on two busy cores */

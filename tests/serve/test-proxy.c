@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "serve/serve.h"
+#include "worker/worker.h"
 
 struct env {
   struct gs_loop *loop;

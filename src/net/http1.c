@@ -5,7 +5,7 @@
  * picohttpparser (Debian's 2.2) still parses heads; its chunked decoder is
  * not used because it reads "0x3" as a last chunk of size 0 followed by an
  * extension, and accepts a size of 2^64-1. Nothing here knows sockets. */
-#include "serve/internal.h"
+#include "net/internal.h"
 
 #include <string.h>
 #include <strings.h>

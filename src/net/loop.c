@@ -3,7 +3,7 @@
  * helpers (non-blocking, listen, accept under a connection limit, the idle
  * list that limit evicts from). Shaped after Redis's ae.c (STYLE.md 8); it
  * knows nothing of HTTP, which sits on top of it in http.c. */
-#include "serve/internal.h"
+#include "net/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

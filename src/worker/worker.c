@@ -3,7 +3,7 @@
  * tensors validated as Triton does, Prometheus metrics named like Triton's.
  * Nothing runs on a GPU: each request holds the one modelled slice for a
  * time computed from the slice's SMs (see model_time_us), queued FIFO. */
-#include "serve/internal.h"
+#include "worker/internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

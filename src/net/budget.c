@@ -3,7 +3,7 @@
  * gRPC messages). A request that would pass it is refused (503,
  * RESOURCE_EXHAUSTED) instead of growing the process. It knows nothing of
  * what the bytes are. */
-#include "serve/internal.h"
+#include "net/internal.h"
 
 bool gs__budget_take(struct gs__budget *b, size_t n)
 {

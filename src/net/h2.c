@@ -14,7 +14,7 @@
  * that sends no preface and SETTINGS, or no whole message, within the read
  * timeout is cut off; so is a connection idle past the idle timeout, and the
  * oldest idle one when the connection limit is full. */
-#include "serve/internal.h"
+#include "net/internal.h"
 
 #include <errno.h>
 #include <nghttp2/nghttp2.h>

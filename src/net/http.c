@@ -6,7 +6,7 @@
  * balancer put their handlers on top. A streaming server (the proxy's) hands
  * request bodies over as they arrive, with a pause for backpressure, and
  * takes responses in pieces (Content-Length or chunked). */
-#include "serve/internal.h"
+#include "net/internal.h"
 
 #include <ctype.h>
 #include <errno.h>

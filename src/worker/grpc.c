@@ -5,7 +5,7 @@
  * HTTP path validates it (names, datatypes, shapes, byte sizes), then waits
  * its modelled turn on the same slice queue (worker.c), so HTTP and gRPC
  * requests share one modelled GPU. Outputs go back as raw_output_contents. */
-#include "serve/internal.h"
+#include "worker/internal.h"
 
 #include "inference.pb-c.h"
 

@@ -1,0 +1,333 @@
+/* net.h: the net layer's whole interface, the network runtime that serve,
+ * worker and bench share: an epoll event loop with timers, socket helpers
+ * (listen, accept under a connection limit, the idle list), a byte budget
+ * threads share, the HTTP/1.1 server and the HTTP/1.1 message rules, and the
+ * server side of gRPC over HTTP/2. It knows sockets and HTTP, never KServe,
+ * workers, slices or GPUs (docs/architecture.md). */
+#ifndef GS_NET_H
+#define GS_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "util/util.h"
+
+/* ---- event loop (Redis ae shape, STYLE.md 8) ---- */
+
+#define GS_LOOP_READABLE 1u
+#define GS_LOOP_WRITABLE 2u
+/* With READABLE, on a fd several loops watch (a listening socket shared by
+ * threads): an event wakes one of them, not all (EPOLLEXCLUSIVE). Given when
+ * the fd is first added; the fd then leaves the loop only whole. */
+#define GS_LOOP_EXCLUSIVE 4u
+/* A timer callback returns this to end the timer, or its next delay in µs. */
+#define GS_LOOP_TIMER_DONE (-1)
+
+struct gs_loop;
+/* mask: the GS_LOOP_* events that are ready and still wanted. */
+typedef void gs_loop_file_fn(struct gs_loop *loop, int fd, void *data, unsigned mask);
+typedef int64_t gs_loop_timer_fn(struct gs_loop *loop, uint64_t id, void *data);
+
+/* A loop for fds below setsize. On error NULL is stored and err filled. */
+int gs_loop_new(struct gs_err *err, int setsize, struct gs_loop **out);
+/* Closes fds still pending a deferred close; takes NULL. */
+void gs_loop_free(struct gs_loop *loop);
+/* Adds the events of mask to fd's interest; fn and data replace earlier ones. */
+int gs_loop_add(struct gs_err *err, struct gs_loop *loop, int fd, unsigned mask,
+                gs_loop_file_fn *fn, void *data);
+/* Removes the events of mask; with none left the fd leaves epoll. */
+void gs_loop_del(struct gs_loop *loop, int fd, unsigned mask);
+unsigned gs_loop_mask(const struct gs_loop *loop, int fd);
+/* Forgets fd and closes it at the end of this turn, so its number cannot be
+ * reused (and its stale events fired at a newcomer) while a turn dispatches. */
+void gs_loop_close_fd(struct gs_loop *loop, int fd);
+
+/* A timer firing delay_us from now; returns its id (> 0) or 0 on no memory.
+ * Timers due at the same moment fire in the order they were added. */
+uint64_t gs_loop_timer_add(struct gs_loop *loop, uint64_t delay_us, gs_loop_timer_fn *fn,
+                           void *data);
+/* Cancels a timer; 0 if it was pending, GS_E_NOT_FOUND if not. */
+int gs_loop_timer_del(struct gs_loop *loop, uint64_t id);
+size_t gs_loop_timer_count(const struct gs_loop *loop);
+
+/* Called before each wait for events (flush hook). */
+void gs_loop_set_before_sleep(struct gs_loop *loop, void (*fn)(struct gs_loop *, void *),
+                              void *data);
+/* One turn: waits at most timeout_ms (-1: until the next timer or event),
+ * dispatches events then due timers; returns the events processed or a
+ * negative code. */
+int gs_loop_run_once(struct gs_loop *loop, int timeout_ms);
+/* Turns until gs_loop_stop; 0 or a negative code. */
+int gs_loop_run(struct gs_loop *loop);
+void gs_loop_stop(struct gs_loop *loop);
+/* Monotonic clock in µs. */
+uint64_t gs_loop_now_us(void);
+
+/* ---- sockets ---- */
+
+int gs_serve_nonblock(struct gs_err *err, int fd);
+/* Listens on TCP "host:port" (":port" or "*:port" = every address, "[v6]:port";
+ * port 0 = ephemeral), non-blocking; stores the fd and the bound port. */
+int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd,
+                    unsigned *port);
+
+/* ---- HTTP/1.1 server ---- */
+
+#define GS_HTTP_MAX_HEADERS 64
+
+struct gs_http_header {
+  const char *name, *value;
+  size_t name_len, value_len;
+};
+
+/* A parsed request; pointers are valid only during the handler call. */
+struct gs_http_request {
+  const char *method, *path;
+  size_t method_len, path_len;
+  int minor_version;
+  struct gs_http_header headers[GS_HTTP_MAX_HEADERS];
+  size_t nheaders;
+  const char *body;
+  size_t body_len;
+  bool body_follows; /* streaming server: a body comes through its body_fn */
+  bool keep_alive;
+};
+
+struct gs_http_limits {
+  size_t max_header;        /* request line + headers, bytes: more is 431 */
+  size_t max_body;          /* decoded body, bytes: more is 413 */
+  unsigned read_timeout_ms; /* from a request's first byte to its last (a connection's first
+                               request: from the accept), slowloris and silent connections */
+  unsigned idle_timeout_ms; /* keep-alive connection with nothing to read */
+  unsigned max_conns;       /* beyond it the oldest idle connection is closed to admit a new
+                               one, or the new one at once when none is idle */
+};
+/* 16 KiB headers, 64 MiB bodies, 10 s to send a request, 60 s idle, 1024 connections. */
+void gs_http_limits_default(struct gs_http_limits *l);
+
+struct gs_http_server;
+struct gs_http_conn;
+/* Called once per complete request, in arrival order; the handler answers
+ * with gs_http_respond now or later (no other request of that connection is
+ * handled until it does: pipelined requests wait, answered in order). */
+typedef void gs_http_handler_fn(void *ctx, struct gs_http_conn *conn,
+                                const struct gs_http_request *req);
+
+int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+                       gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out);
+/* Serves connections accepted on a listening fd (the server closes it). */
+int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd);
+/* Closes every connection, answered or not; takes NULL. */
+void gs_http_server_free(struct gs_http_server *s);
+
+/* Streaming (the proxy): a request with a body reaches the handler once its
+ * head is read (body_follows set, no body yet), and its body through body_fn
+ * as it arrives, decoded from chunks, with the limits still applied: the
+ * whole request within read_timeout_ms, the body within max_body. status:
+ * GS_HTTP_BODY_MORE, GS_HTTP_BODY_END (the last bytes, maybe none), or the
+ * HTTP status of a failure (400 malformed or cut short, 413 too large, 408
+ * timed out or the client gone: then dead), which the handler answers (or
+ * aborts the answer it started). user: what gs_http_bind set, NULL before.
+ * Answering before the body's end reads and drops the rest and closes after
+ * the answer. drain_fn is called when a streamed answer's buffered bytes are
+ * all sent. Set before the first connection. */
+#define GS_HTTP_BODY_MORE 0
+#define GS_HTTP_BODY_END 1
+typedef void gs_http_body_fn(void *user, struct gs_http_conn *conn, const char *data, size_t len,
+                             int status);
+typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
+/* Optional (NULL: none): where the next bytes of a Content-Length body may be
+ * read straight to, saving a copy from the connection's buffer; want: the
+ * body bytes still to come, at most GS_HTTP_BODY_READ_MAX. Returns the space
+ * and its size in *room (>0), or NULL to have them read as usual. The bytes
+ * read there then reach body_fn with data pointing at that space. */
+#define GS_HTTP_BODY_READ_MAX (256u << 10)
+typedef char *gs_http_body_buf_fn(void *user, struct gs_http_conn *conn, size_t want,
+                                  size_t *room);
+void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
+                           gs_http_drain_fn *drain_fn, gs_http_body_buf_fn *buf_fn);
+void gs_http_bind(struct gs_http_conn *conn, void *user);
+/* Stops (true) or resumes reading the connection: backpressure. An answer's
+ * end resumes it. */
+void gs_http_pause(struct gs_http_conn *conn, bool paused);
+/* An answer in pieces: the head now, len its Content-Length or -1 (chunked,
+ * or to the close for an HTTP/1.0 client); data appends body bytes and
+ * returns the bytes still queued unsent (0 when the client is gone: the
+ * caller may stop reading its source above a mark of its own, and resume at
+ * drain_fn); end completes it (and frees a dead connection); abort closes the
+ * connection at once (an answer that cannot be completed), never from
+ * inside body_fn. */
+void gs_http_respond_start(struct gs_http_conn *conn, int status, const char *content_type,
+                           const char *extra, int64_t len);
+size_t gs_http_respond_data(struct gs_http_conn *conn, const void *data, size_t len);
+void gs_http_respond_end(struct gs_http_conn *conn);
+void gs_http_respond_abort(struct gs_http_conn *conn);
+unsigned gs_http_server_conns(const struct gs_http_server *s);
+
+/* Answers the connection's current request with Content-Length framing.
+ * extra: preformatted header lines ("Name: value\r\n"...) or NULL. If the
+ * client went away meanwhile, the answer is dropped and the connection freed. */
+void gs_http_respond(struct gs_http_conn *conn, int status, const char *content_type,
+                     const char *extra, const void *body, size_t len);
+/* An error answer as KServe has it: {"error": "<msg>"}. */
+void gs_http_respond_error(struct gs_http_conn *conn, int status, const char *fmt, ...)
+    GS_PRINTF(3, 4);
+/* Case-insensitive header lookup; NULL when absent. */
+const struct gs_http_header *gs_http_header_find(const struct gs_http_request *req,
+                                                 const char *name);
+const char *gs_http_reason(int status);
+
+/* ---- HTTP/1.1 message rules (http1.c) ---- */
+
+/* A chunked body being decoded; all zero (gs__chunked_init) before its first byte. */
+struct gs__chunked {
+  uint64_t left;  /* bytes of the current chunk still to come */
+  uint64_t total; /* data bytes decoded so far */
+  unsigned line;  /* bytes of the current size, extension or trailer line */
+  unsigned char state;
+  bool digits, ext, cr;
+};
+#define GS__CHUNK_MORE (-2)    /* the body goes on: more bytes needed */
+#define GS__CHUNK_BAD (-1)     /* malformed framing (400 from a client, 502 from a worker) */
+#define GS__CHUNK_TOO_BIG (-3) /* a chunk size takes the body past max (413) */
+void gs__chunked_init(struct gs__chunked *d);
+/* Decodes len bytes at buf in place, as picohttpparser's decoder does: the
+ * data bytes move to buf's front and *len becomes their count. Returns
+ * GS__CHUNK_MORE, GS__CHUNK_BAD, GS__CHUNK_TOO_BIG (data beyond max bytes in
+ * all, known from the chunk's size line before any of its data), or, once
+ * the body ended, the count of bytes after it (moved to just after the data).
+ * Chunk sizes are bare hex (RFC 9112 §7.1): "0x3" is malformed. */
+ssize_t gs__chunked_decode(struct gs__chunked *d, char *buf, size_t *len, uint64_t max);
+/* True when the comma-separated list v (a header value) has tok as one of
+ * its elements, case-insensitively ("close" is in "keep-alive, Close"). */
+bool gs__http_list_has(const char *v, size_t n, const char *tok, size_t tn);
+/* True when the header named name must not be passed on by a proxy: a
+ * hop-by-hop field, or one named in a Connection header (conn: the
+ * message's Connection headers, nconn of them). */
+bool gs__http_hop_header(const char *name, size_t nl, const struct gs_http_header *conn,
+                         size_t nconn);
+
+/* ---- accepting under one connection limit (loop.c) ---- */
+
+/* Client connections of one listener, which several accept loops may count
+ * together (the proxy's HTTP threads). count changes with atomic operations. */
+struct gs__conns {
+  unsigned max;
+  unsigned count;
+};
+/* Closes one idle connection of the caller's (counted in the same limit) to
+ * make room; false when it has none. */
+typedef bool gs__evict_fn(void *ctx);
+/* The next connection waiting on the listening fd, non-blocking, TCP_NODELAY,
+ * counted in lim; -1 when none waits (EAGAIN, or a transient error such as
+ * EMFILE: the listener's next event retries). Beyond lim->max, evict (may be
+ * NULL) is asked to make room; when it cannot, the new connection is closed
+ * at once, unanswered. */
+int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx);
+/* Uncounts a connection gs__accept counted, once it is closed. */
+void gs__conns_put(struct gs__conns *lim);
+/* A server's idle connections (waiting for a request, nothing to send),
+ * oldest first: the ones an evict_fn closes first. A node lives in its
+ * connection, which finds itself from it with offsetof. */
+struct gs__idle_node {
+  struct gs__idle_node *prev, *next;
+  bool on;
+};
+struct gs__idle_list {
+  struct gs__idle_node *first, *last;
+};
+/* Puts n at the end of l when idle and it is not on it, takes it off when not. */
+void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle);
+
+/* ---- a memory budget shared by threads (budget.c) ---- */
+
+/* Bytes of request bodies held at once (the proxy's retry buffers and whole
+ * gRPC messages), against max; used changes with atomic operations. */
+struct gs__budget {
+  size_t max;
+  size_t used;
+};
+/* Takes n bytes; false, taking nothing, when that would pass max. */
+bool gs__budget_take(struct gs__budget *b, size_t n);
+void gs__budget_put(struct gs__budget *b, size_t n);
+size_t gs__budget_used(const struct gs__budget *b);
+
+/* ---- the HTTP/1.1 server's internals (http.c) ---- */
+
+/* Servers that count their connections in lim (which outlives them) rather
+ * than against their own limit. Set before the first connection. */
+void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim);
+/* Threads accepting from one socket (the proxy's): route_fn sees each
+ * connection s accepted (counted in its limit) and returns true when it took
+ * it elsewhere; another server's thread then serves it with
+ * gs__http_server_adopt (which fails only after closing and uncounting it).
+ * gs_http_server_conns may be read from any thread. Set before the first
+ * connection. */
+typedef bool gs__http_route_fn(void *ctx, int fd);
+void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx);
+int gs__http_server_adopt(struct gs_http_server *s, int fd);
+
+/* A connection with no fd: responses are counted and discarded. NULL on no memory. */
+struct gs_http_conn *gs__http_conn_mem(struct gs_http_server *s);
+/* Appends bytes as if read from the peer and processes them; eof = the peer
+ * closed its side. Returns false once the connection has ended (and was freed). */
+bool gs__http_conn_feed(struct gs_http_conn *c, const void *data, size_t len, bool eof);
+/* Frees a connection whatever its state. */
+void gs__http_conn_free(struct gs_http_conn *c);
+/* Bytes of responses written so far (for the fuzz target's sanity checks). */
+size_t gs__http_conn_sent(const struct gs_http_conn *c);
+
+/* ---- gRPC over HTTP/2 (h2.c): the server side of unary calls ---- */
+
+struct gs_h2_call;
+struct gs_h2_server;
+/* One call whose request message arrived whole (END_STREAM). path: ":path";
+ * msg: the message without its 5-byte gRPC prefix, which precedes it (msg -
+ * 5 holds the framed message), valid until the call is answered;
+ * deadline_us: from grpc-timeout on gs_loop_now_us's clock, 0 when none.
+ * The handler answers with gs_h2_call_reply now or later, exactly once. */
+struct gs_h2_request {
+  const char *path;
+  size_t path_len;
+  const uint8_t *msg;
+  size_t msg_len;
+  uint64_t deadline_us;
+};
+typedef void gs_h2_handler_fn(void *ctx, struct gs_h2_call *call, const struct gs_h2_request *req);
+
+/* A server for HTTP/2 clients under limits l (NULL: gs_http_limits_default):
+ * max_conns connections of its own; read_timeout_ms for a new connection's
+ * preface and SETTINGS, and for each request message to arrive whole;
+ * idle_timeout_ms for a connection with no call under way. Request messages
+ * are held under a budget of its own (GS_H2_BUDGET) unless given another. */
+#define GS_H2_MAX_MESSAGE (16u << 20) /* one request message at most (RESOURCE_EXHAUSTED) */
+#define GS_H2_CONN_HELD (32u << 20)   /* request bytes one connection may have held at once */
+#define GS_H2_MAX_STREAMS 100         /* concurrent streams per connection, as Triton and Envoy */
+#define GS_H2_BUDGET (64u << 20)
+int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+                     gs_h2_handler_fn *fn, void *ctx, struct gs_h2_server **out);
+/* Holds request messages under b (which outlives s) instead. Set before
+ * the first connection. */
+void gs__h2_server_budget(struct gs_h2_server *s, struct gs__budget *b);
+/* Serves h2c (prior knowledge) connections accepted on fd (the server closes it). */
+int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd);
+/* Stops accepting; each connection gets GOAWAY (no new streams), finishes
+ * the calls it has and closes. */
+void gs_h2_server_drain(struct gs_h2_server *s);
+/* Closes every connection; calls not yet answered stay valid until answered. */
+void gs_h2_server_free(struct gs_h2_server *s);
+/* Answers: status 0 (OK) sends msg (length-prefixed) then the trailers;
+ * otherwise a trailers-only answer with grpc-status and grpc-message. When the
+ * client went away meanwhile the answer is dropped. Frees the call. */
+void gs_h2_call_reply(struct gs_h2_call *call, int status, const void *msg, size_t len,
+                      const char *message);
+/* True while the client still waits for the answer. */
+bool gs_h2_call_alive(const struct gs_h2_call *call);
+
+/* Connections the server holds (the fuzz target checks none outlives its input). */
+unsigned gs_h2_server_conns(const struct gs_h2_server *s);
+
+#endif
