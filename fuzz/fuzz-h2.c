@@ -17,23 +17,23 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct gs_loop *loop;
-static struct gs_serve_worker *worker;
+static struct gs_net_loop *loop;
+static struct gs_worker *worker;
 static struct gs_grpc_server *grpc;
-static struct gs__budget budget = {.max = 4u << 20}; /* small: its refusal is reachable */
+static struct gs_net_budget budget = {.max = 4u << 20}; /* small: its refusal is reachable */
 
 static void setup(void)
 {
-  struct gs_serve_worker_config cfg = {.sms = 14, .full_sms = 108, .share = 1, .instant = true,
-                                       .slice_name = "fuzz"};
+  struct gs_worker_config cfg = {
+      .sms = 14, .full_sms = 108, .share = 1, .instant = true, .slice_name = "fuzz"};
   struct gs_err err = {0};
-  if (gs_loop_new(&err, 64, &loop) != 0 || gs_serve_worker_new(&err, &cfg, &worker) != 0 ||
+  if (gs_net_loop_new(&err, 64, &loop) != 0 || gs_worker_new(&err, &cfg, &worker) != 0 ||
       gs__grpc_worker_new(&err, loop, worker, -1, &grpc) != 0) {
     fprintf(stderr, "fuzz-h2: setup: %s\n", err.msg);
     abort();
   }
-  gs_serve_worker_attach(worker, loop);
-  gs__h2_server_budget(gs__grpc_worker_h2(grpc), &budget);
+  gs_worker_attach(worker, loop);
+  gs_h2_server_budget(gs__grpc_worker_h2(grpc), &budget);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -60,9 +60,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fprintf(stderr, "fuzz-h2: a connection outlived its input\n");
     abort();
   }
-  if (gs__budget_used(&budget) != 0) {
+  if (gs_net_budget_used(&budget) != 0) {
     fprintf(stderr, "fuzz-h2: %zu bytes of the budget outlived their connection\n",
-            gs__budget_used(&budget));
+            gs_net_budget_used(&budget));
     abort();
   }
   return 0;

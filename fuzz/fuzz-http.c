@@ -18,9 +18,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct gs_loop *loop;
+static struct gs_net_loop *loop;
 static struct gs_http_server *srv;
-static struct gs_serve_worker *worker;
+static struct gs_worker *worker;
 static struct gs_http_server *ssrv;
 
 /* The streaming server's handler: a body is answered at its end, chunked. */
@@ -48,20 +48,20 @@ static void stream_body(void *user, struct gs_http_conn *conn, const char *data,
 
 static void setup(void)
 {
-  struct gs_serve_worker_config cfg = {.sms = 14, .full_sms = 108, .share = 1, .instant = true,
-                                       .slice_name = "fuzz"};
+  struct gs_worker_config cfg = {
+      .sms = 14, .full_sms = 108, .share = 1, .instant = true, .slice_name = "fuzz"};
   struct gs_http_limits lim;
   struct gs_err err = {0};
   gs_http_limits_default(&lim);
   lim.max_body = 1u << 20; /* a small limit so 413 is reachable */
   lim.max_header = 4096;
-  if (gs_loop_new(&err, 64, &loop) != 0 || gs_serve_worker_new(&err, &cfg, &worker) != 0 ||
-      gs_http_server_new(&err, loop, &lim, gs_serve_worker_handle, worker, &srv) != 0 ||
+  if (gs_net_loop_new(&err, 64, &loop) != 0 || gs_worker_new(&err, &cfg, &worker) != 0 ||
+      gs_http_server_new(&err, loop, &lim, gs_worker_handle, worker, &srv) != 0 ||
       gs_http_server_new(&err, loop, &lim, stream_handle, NULL, &ssrv) != 0) {
     fprintf(stderr, "fuzz-http: setup: %s\n", err.msg);
     abort();
   }
-  gs_serve_worker_attach(worker, loop);
+  gs_worker_attach(worker, loop);
   gs_http_server_stream(ssrv, stream_body, NULL, NULL);
 }
 
@@ -82,40 +82,40 @@ static void feed(struct gs_http_server *s, const uint8_t *data, size_t size, siz
 
 /* Decodes data as a chunked body into out (size bytes at least): the
  * decoder's result, *n the data bytes decoded, *left what followed the end. */
-static ssize_t decode(struct gs__chunked *d, const uint8_t *data, size_t size, char *out,
+static ssize_t decode(struct gs_http_chunked *d, const uint8_t *data, size_t size, char *out,
                       size_t *n)
 {
   memcpy(out, data, size);
   *n = size;
-  return gs__chunked_decode(d, out, n, 1u << 16);
+  return gs_http_chunked_decode(d, out, n, 1u << 16);
 }
 
 /* The decoder fed the input whole and in two pieces must agree: the same
  * outcome, the same data bytes, the same count after the body's end. */
 static void chunked_pieces(const uint8_t *data, size_t size, size_t split)
 {
-  struct gs__chunked a, b;
+  struct gs_http_chunked a, b;
   char *whole = malloc(size + 1), *one = malloc(size + 1), *two = malloc(size + 1);
   size_t nw, n1, n2 = 0;
-  ssize_t rw, r1, r2 = GS__CHUNK_MORE;
+  ssize_t rw, r1, r2 = GS_HTTP_CHUNK_MORE;
   bool ok;
-  gs__chunked_init(&a);
-  gs__chunked_init(&b);
+  gs_http_chunked_init(&a);
+  gs_http_chunked_init(&b);
   rw = decode(&a, data, size, whole, &nw);
   r1 = decode(&b, data, split, one, &n1);
-  if (r1 == GS__CHUNK_MORE)
+  if (r1 == GS_HTTP_CHUNK_MORE)
     r2 = decode(&b, data + split, size - split, two, &n2);
   else if (r1 >= 0)
     r1 += (ssize_t)(size - split); /* the second piece follows the end */
-  r1 = r1 == GS__CHUNK_MORE ? r2 : r1;
+  r1 = r1 == GS_HTTP_CHUNK_MORE ? r2 : r1;
   ok = r1 == rw;
-  if (ok && (rw >= 0 || rw == GS__CHUNK_MORE)) /* on an error what was decoded does not count */
+  if (ok && (rw >= 0 || rw == GS_HTTP_CHUNK_MORE)) /* on an error what was decoded does not count */
     ok = n1 + n2 == nw && memcmp(whole, one, n1) == 0 && memcmp(whole + n1, two, n2) == 0;
   if (!ok) {
     fprintf(stderr, "fuzz-http: the chunked decoder gives %zd whole, %zd in pieces\n", rw, r1);
     abort();
   }
-  (void)gs__http_list_has((const char *)data, size, "close", 5);
+  (void)gs_http_list_has((const char *)data, size, "close", 5);
   free(whole);
   free(one);
   free(two);

@@ -47,7 +47,7 @@ struct gsess {
 
 struct gs__bench_grpc {
   struct worker *w;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   const struct gs_bench_config *cfg;
   const struct sockaddr_storage *addr;
   unsigned addrlen;
@@ -213,7 +213,7 @@ static void call_start(struct gcall *c)
     c->busy = false, gs__bench_count_error(g->w, GS_BENCH_ERR_CLOSED);
 }
 
-static void sess_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void sess_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gsess *s = data;
   uint8_t buf[16384];
@@ -231,7 +231,7 @@ static void sess_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     for (unsigned i = 0; i < s->ncalls; i++)
       call_start(&s->calls[i]);
   }
-  if (mask & GS_LOOP_READABLE) {
+  if (mask & GS_NET_READABLE) {
     ssize_t r = recv(s->fd, buf, sizeof(buf), 0);
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
       r = -2;
@@ -250,7 +250,7 @@ static void sess_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
 /* Writes what nghttp2 has; asks for writability only while the socket is full. */
 static void sess_flush(struct gsess *s)
 {
-  struct gs_loop *loop = s->g->loop;
+  struct gs_net_loop *loop = s->g->loop;
   if (s->fd < 0)
     return;
   if (nghttp2_session_send(s->ng) != 0) {
@@ -258,9 +258,9 @@ static void sess_flush(struct gsess *s)
     return;
   }
   if (nghttp2_session_want_write(s->ng))
-    gs_loop_add(NULL, loop, s->fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, sess_io, s);
-  else if (gs_loop_mask(loop, s->fd) & GS_LOOP_WRITABLE)
-    gs_loop_del(loop, s->fd, GS_LOOP_WRITABLE);
+    gs_net_loop_add(NULL, loop, s->fd, GS_NET_READABLE | GS_NET_WRITABLE, sess_io, s);
+  else if (gs_net_loop_mask(loop, s->fd) & GS_NET_WRITABLE)
+    gs_net_loop_del(loop, s->fd, GS_NET_WRITABLE);
 }
 
 /* Fails the calls under way (all of them when connecting) with error, each
@@ -274,7 +274,7 @@ static void sess_close(struct gsess *s, int error)
     nghttp2_session_del(s->ng);
   s->ng = NULL;
   if (s->fd >= 0)
-    gs_loop_close_fd(s->g->loop, s->fd);
+    gs_net_loop_close_fd(s->g->loop, s->fd);
   s->fd = -1;
   s->connecting = false;
   s->down_ns = now_ns();
@@ -290,7 +290,7 @@ static int sess_open(struct gsess *s)
     return -1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if ((connect(fd, (const struct sockaddr *)g->addr, g->addrlen) != 0 && errno != EINPROGRESS) ||
-      gs_loop_add(NULL, g->loop, fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, sess_io, s) != 0) {
+      gs_net_loop_add(NULL, g->loop, fd, GS_NET_READABLE | GS_NET_WRITABLE, sess_io, s) != 0) {
     close(fd);
     return -1;
   }
@@ -312,7 +312,7 @@ static int sess_open(struct gsess *s)
   return 0;
 }
 
-static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_sweep(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs__bench_grpc *g = data;
   uint64_t now = now_ns(), limit = (uint64_t)g->cfg->request_timeout_ms * 1000000u;
@@ -331,7 +331,7 @@ static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
   return SWEEP_US;
 }
 
-int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_loop *loop,
+int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_net_loop *loop,
                          const struct gs_bench_config *cfg, const struct sockaddr_storage *addr,
                          unsigned addrlen, unsigned slots, struct gs__bench_grpc **out)
 {
@@ -356,7 +356,7 @@ int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_loop *l
     if (sess_open(s) != 0)
       sess_close(s, GS_BENCH_ERR_CONNECT);
   }
-  if (!gs_loop_timer_add(loop, SWEEP_US, on_sweep, g))
+  if (!gs_net_loop_timer_add(loop, SWEEP_US, on_sweep, g))
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   return 0;
 }

@@ -98,7 +98,7 @@ struct worker {
   const struct sockaddr_storage *addr;
   unsigned addrlen;
   pthread_t tid;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   int stopfd;
   struct conn *conns;
   unsigned nconns;
@@ -142,7 +142,7 @@ void gs__bench_count_ok(struct worker *w, uint64_t intended_ns, uint64_t start_n
 static void conn_close(struct conn *c)
 {
   if (c->fd >= 0)
-    gs_loop_close_fd(c->w->loop, c->fd);
+    gs_net_loop_close_fd(c->w->loop, c->fd);
   c->fd = -1;
   c->state = C_CLOSED;
   c->len = 0;
@@ -150,7 +150,7 @@ static void conn_close(struct conn *c)
 
 static void conn_send(struct conn *c);
 static void issue(struct worker *w);
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 /* A request ended (ok or not): the connection takes the next one. */
 static void conn_done(struct conn *c, int error)
@@ -244,7 +244,7 @@ static void conn_write(struct conn *c)
   while (c->sent < c->req_len) {
     ssize_t n = send(c->fd, c->req + c->sent, c->req_len - c->sent, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      gs_loop_add(NULL, c->w->loop, c->fd, GS_LOOP_WRITABLE | GS_LOOP_READABLE, on_io, c);
+      gs_net_loop_add(NULL, c->w->loop, c->fd, GS_NET_WRITABLE | GS_NET_READABLE, on_io, c);
       return;
     }
     if (n < 0) {
@@ -255,11 +255,11 @@ static void conn_write(struct conn *c)
   }
   c->sent_ns = now_ns();
   c->state = C_WAITING;
-  if (gs_loop_mask(c->w->loop, c->fd) & GS_LOOP_WRITABLE) /* else no epoll_ctl per request */
-    gs_loop_del(c->w->loop, c->fd, GS_LOOP_WRITABLE);
+  if (gs_net_loop_mask(c->w->loop, c->fd) & GS_NET_WRITABLE) /* else no epoll_ctl per request */
+    gs_net_loop_del(c->w->loop, c->fd, GS_NET_WRITABLE);
 }
 
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct conn *c = data;
   (void)loop;
@@ -274,9 +274,9 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     }
     c->state = C_SENDING;
   }
-  if ((mask & GS_LOOP_WRITABLE) && c->state == C_SENDING)
+  if ((mask & GS_NET_WRITABLE) && c->state == C_SENDING)
     conn_write(c);
-  if ((mask & GS_LOOP_READABLE) && c->fd >= 0 && c->state != C_CONNECTING)
+  if ((mask & GS_NET_READABLE) && c->fd >= 0 && c->state != C_CONNECTING)
     conn_read(c);
 }
 
@@ -291,7 +291,7 @@ static int conn_open(struct conn *c)
     close(fd);
     return -1;
   }
-  if (gs_loop_add(NULL, w->loop, fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, on_io, c) != 0) {
+  if (gs_net_loop_add(NULL, w->loop, fd, GS_NET_READABLE | GS_NET_WRITABLE, on_io, c) != 0) {
     close(fd);
     return -1;
   }
@@ -385,7 +385,7 @@ static double next_gap(struct worker *w)
   return -log(u) * w->gap_ns;
 }
 
-static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   uint64_t now = now_ns();
@@ -404,7 +404,7 @@ static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
 
 /* ---- timeouts, retries, stop ---- */
 
-static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_sweep(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   uint64_t now = now_ns(), limit = (uint64_t)w->cfg->request_timeout_ms * 1000000u;
@@ -423,26 +423,26 @@ static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
   return SWEEP_US;
 }
 
-static void on_stop(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_stop(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   uint64_t v;
   (void)data;
   (void)mask;
   if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
     return;
-  gs_loop_stop(loop);
+  gs_net_loop_stop(loop);
 }
 
 static void *worker_main(void *arg)
 {
   struct worker *w = arg;
-  if (!gs_loop_timer_add(w->loop, SWEEP_US, on_sweep, w))
+  if (!gs_net_loop_timer_add(w->loop, SWEEP_US, on_sweep, w))
     w->rc = GS_E_NO_MEMORY;
   if (w->cfg->grpc) {
     if (gs__bench_grpc_start(NULL, w, w->loop, w->cfg, w->addr, w->addrlen, w->nconns, &w->grpc))
       w->rc = GS_E_NO_MEMORY;
   } else if (w->cfg->mode == GS_BENCH_OPEN) {
-    if (!gs_loop_timer_add(w->loop, 0, on_tick, w))
+    if (!gs_net_loop_timer_add(w->loop, 0, on_tick, w))
       w->rc = GS_E_NO_MEMORY;
   } else {
     for (unsigned i = 0; i < w->nconns; i++) {
@@ -452,7 +452,7 @@ static void *worker_main(void *arg)
     }
   }
   if (!w->rc)
-    w->rc = gs_loop_run(w->loop);
+    w->rc = gs_net_loop_run(w->loop);
   return NULL;
 }
 
@@ -477,7 +477,7 @@ static void worker_free(struct worker *w)
   free(w->cur);
   if (w->stopfd >= 0)
     close(w->stopfd);
-  gs_loop_free(w->loop);
+  gs_net_loop_free(w->loop);
   pthread_mutex_destroy(&w->mu);
 }
 
@@ -489,11 +489,11 @@ static int worker_init(struct gs_err *err, struct worker *w, unsigned nconns, un
   w->nconns = nconns;
   for (unsigned i = 0; i < nconns; i++)
     w->conns[i] = (struct conn){.w = w, .fd = -1};
-  if (gs_loop_new(err, (int)setsize, &w->loop) != 0)
+  if (gs_net_loop_new(err, (int)setsize, &w->loop) != 0)
     return err ? err->code : GS_E_NO_MEMORY;
   if ((w->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
     return gs_err_set(err, GS_E_IO, "eventfd: %s", strerror(errno));
-  return gs_loop_add(err, w->loop, w->stopfd, GS_LOOP_READABLE, on_stop, NULL);
+  return gs_net_loop_add(err, w->loop, w->stopfd, GS_NET_READABLE, on_stop, NULL);
 }
 
 static void step_stop(struct step_run *r, unsigned started)

@@ -5,7 +5,7 @@
  * what the bytes are. */
 #include "net/internal.h"
 
-bool gs__budget_take(struct gs__budget *b, size_t n)
+bool gs_net_budget_take(struct gs_net_budget *b, size_t n)
 {
   size_t used = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
   do {
@@ -16,12 +16,12 @@ bool gs__budget_take(struct gs__budget *b, size_t n)
   return true;
 }
 
-void gs__budget_put(struct gs__budget *b, size_t n)
+void gs_net_budget_put(struct gs_net_budget *b, size_t n)
 {
   __atomic_fetch_sub(&b->used, n, __ATOMIC_RELAXED);
 }
 
-size_t gs__budget_used(const struct gs__budget *b)
+size_t gs_net_budget_used(const struct gs_net_budget *b)
 {
   return __atomic_load_n(&b->used, __ATOMIC_RELAXED);
 }

@@ -33,15 +33,15 @@
 enum { ST_DEADLINE_EXCEEDED = 4, ST_RESOURCE_EXHAUSTED = 8, ST_INTERNAL = 13 };
 
 struct gs_h2_server {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_http_limits lim;
   gs_h2_handler_fn *fn;
   void *ctx;
   int listen_fd;
-  struct gs__conns limit;
-  struct gs__budget own_budget, *budget; /* budget: &own_budget, or shared */
+  struct gs_net_conns limit;
+  struct gs_net_budget own_budget, *budget; /* budget: &own_budget, or shared */
   struct gs_h2_conn *conns;
-  struct gs__idle_list idle;
+  struct gs_net_idle_list idle;
 };
 
 enum conn_timer { T_NONE, T_HEAD, T_IDLE };
@@ -49,7 +49,7 @@ enum conn_timer { T_NONE, T_HEAD, T_IDLE };
 struct gs_h2_conn {
   struct gs_h2_server *srv;
   struct gs_h2_conn *prev, *next;
-  struct gs__idle_node idle; /* on the server's idle list: no call, nothing to send */
+  struct gs_net_idle_node idle; /* on the server's idle list: no call, nothing to send */
   int fd; /* -1: in memory (fuzzing) */
   nghttp2_session *ng;
   struct gs_h2_call *calls;
@@ -75,7 +75,7 @@ struct gs_h2_call {
   uint8_t *in;         /* the framed message, need bytes reserved */
   size_t in_len, need;
   size_t granted;      /* stream window given back so far (the prefix's bytes too) */
-  struct gs__budget *budget; /* where need was taken from (0 taken: NULL) */
+  struct gs_net_budget *budget; /* where need was taken from (0 taken: NULL) */
   uint8_t *out; /* the answer's DATA: 5-byte prefix + message */
   size_t out_len, out_off;
   char status[12], message[256];
@@ -88,7 +88,7 @@ struct gs_h2_call {
 static void call_release(struct gs_h2_call *k)
 {
   if (k->budget) {
-    gs__budget_put(k->budget, k->need);
+    gs_net_budget_put(k->budget, k->need);
     if (k->conn)
       k->conn->held -= k->need;
     k->budget = NULL;
@@ -101,7 +101,7 @@ static void call_release(struct gs_h2_call *k)
 static void call_timer_stop(struct gs_h2_call *k)
 {
   if (k->timer && k->conn)
-    gs_loop_timer_del(k->conn->srv->loop, k->timer);
+    gs_net_loop_timer_del(k->conn->srv->loop, k->timer);
   k->timer = 0;
 }
 
@@ -133,13 +133,13 @@ static void call_free(struct gs_h2_call *k)
 
 static void idle_unlink(struct gs_h2_conn *c)
 {
-  gs__idle_set(&c->srv->idle, &c->idle, false);
+  gs_net_idle_set(&c->srv->idle, &c->idle, false);
 }
 
 static void conn_timer_stop(struct gs_h2_conn *c)
 {
   if (c->timer)
-    gs_loop_timer_del(c->srv->loop, c->timer);
+    gs_net_loop_timer_del(c->srv->loop, c->timer);
   c->timer = 0;
   c->timer_kind = T_NONE;
 }
@@ -167,8 +167,8 @@ static void conn_free(struct gs_h2_conn *c)
   if (c->next)
     c->next->prev = c->prev;
   if (c->fd >= 0) { /* accepted, so counted */
-    gs_loop_close_fd(s->loop, c->fd);
-    gs__conns_put(&s->limit);
+    gs_net_loop_close_fd(s->loop, c->fd);
+    gs_net_conns_put(&s->limit);
   }
   free(c);
 }
@@ -185,7 +185,7 @@ static void conn_goaway_close(struct gs_h2_conn *c)
   conn_free(c);
 }
 
-static int64_t on_conn_timeout(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_conn_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs_h2_conn *c = data;
   (void)loop;
@@ -196,7 +196,7 @@ static int64_t on_conn_timeout(struct gs_loop *loop, uint64_t id, void *data)
     conn_goaway_close(c); /* idle past the idle timeout */
   else
     conn_free(c); /* no preface and SETTINGS in time: nothing to say to it */
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 /* The connection's one timer: the head timeout until the client's SETTINGS,
@@ -211,14 +211,14 @@ static void conn_update(struct gs_h2_conn *c)
   if (want != c->timer_kind && want != T_HEAD) { /* the head timer runs from the accept */
     conn_timer_stop(c);
     if (want == T_IDLE)
-      c->timer = gs_loop_timer_add(s->loop, (uint64_t)s->lim.idle_timeout_ms * 1000u,
-                                   on_conn_timeout, c);
+      c->timer = gs_net_loop_timer_add(s->loop, (uint64_t)s->lim.idle_timeout_ms * 1000u,
+                                       on_conn_timeout, c);
     c->timer_kind = want;
   }
-  gs__idle_set(&s->idle, &c->idle, !c->calls && !nghttp2_session_want_write(c->ng));
+  gs_net_idle_set(&s->idle, &c->idle, !c->calls && !nghttp2_session_want_write(c->ng));
 }
 
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 /* Sends what nghttp2 has queued; false when the connection ended (freed). */
 static bool conn_flush(struct gs_h2_conn *c)
@@ -237,9 +237,9 @@ static bool conn_flush(struct gs_h2_conn *c)
   }
   if (c->fd >= 0) {
     if (nghttp2_session_want_write(c->ng))
-      gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_WRITABLE, on_io, c);
+      gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_WRITABLE, on_io, c);
     else
-      gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
+      gs_net_loop_del(c->srv->loop, c->fd, GS_NET_WRITABLE);
   }
   conn_update(c);
   return true;
@@ -278,7 +278,7 @@ static void refuse(struct gs_h2_call *k, int status, const char *message)
   gs_h2_call_reply(k, status, NULL, 0, message);
 }
 
-static int64_t on_call_timeout(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_call_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs_h2_call *k = data;
   struct gs_h2_conn *c = k->conn;
@@ -289,7 +289,7 @@ static int64_t on_call_timeout(struct gs_loop *loop, uint64_t id, void *data)
   snprintf(msg, sizeof(msg), "the request message did not arrive whole within %u ms",
            c->srv->lim.read_timeout_ms);
   refuse(k, ST_DEADLINE_EXCEEDED, msg); /* flushed there: k may be gone */
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *user)
@@ -308,8 +308,8 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
   c->calls = k;
   nghttp2_session_set_stream_user_data(ng, k->id, k);
   if (c->fd >= 0) /* its message must be whole within the read timeout */
-    k->timer = gs_loop_timer_add(c->srv->loop, (uint64_t)c->srv->lim.read_timeout_ms * 1000u,
-                                 on_call_timeout, k);
+    k->timer = gs_net_loop_timer_add(c->srv->loop, (uint64_t)c->srv->lim.read_timeout_ms * 1000u,
+                                     on_call_timeout, k);
   return 0;
 }
 
@@ -349,7 +349,7 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
       memcpy(k->path, value, valuelen), k->path_len = valuelen;
   } else if (namelen == 12 && memcmp(name, "grpc-timeout", 12) == 0 &&
              (t = timeout_us(value, valuelen)) != 0) {
-    k->deadline_us = gs_loop_now_us() + t;
+    k->deadline_us = gs_net_loop_now_us() + t;
   }
   return 0;
 }
@@ -369,11 +369,11 @@ static bool reserve(struct gs_h2_call *k, const uint8_t *pfx)
   } else if (c->held + n + 5 > GS_H2_CONN_HELD) {
     snprintf(msg, sizeof(msg), "this connection holds %zu bytes of requests already; at most "
              "%u at once (send it when earlier calls are answered)", c->held, GS_H2_CONN_HELD);
-  } else if (!gs__budget_take(s->budget, (size_t)n + 5)) {
+  } else if (!gs_net_budget_take(s->budget, (size_t)n + 5)) {
     snprintf(msg, sizeof(msg), "the server holds %zu MiB of requests (its limit); retry later",
-             gs__budget_used(s->budget) >> 20);
+             gs_net_budget_used(s->budget) >> 20);
   } else if (!(k->in = malloc((size_t)n + 5))) {
-    gs__budget_put(s->budget, (size_t)n + 5);
+    gs_net_budget_put(s->budget, (size_t)n + 5);
     snprintf(msg, sizeof(msg), "out of memory");
   } else {
     k->need = (size_t)n + 5;
@@ -618,8 +618,8 @@ static struct gs_h2_conn *conn_new(struct gs_h2_server *s, int fd)
     s->conns->prev = c;
   s->conns = c;
   if (fd >= 0) { /* the preface and SETTINGS must come within the head timeout */
-    c->timer = gs_loop_timer_add(s->loop, (uint64_t)s->lim.read_timeout_ms * 1000u,
-                                 on_conn_timeout, c);
+    c->timer = gs_net_loop_timer_add(s->loop, (uint64_t)s->lim.read_timeout_ms * 1000u,
+                                     on_conn_timeout, c);
     c->timer_kind = T_HEAD;
   }
   return c;
@@ -645,14 +645,14 @@ static bool conn_recv(struct gs_h2_conn *c, const uint8_t *data, size_t len)
   return conn_flush(c);
 }
 
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_h2_conn *c = data;
   uint8_t buf[65536];
   (void)loop;
-  if (mask & GS_LOOP_WRITABLE && !conn_flush(c))
+  if (mask & GS_NET_WRITABLE && !conn_flush(c))
     return;
-  if (!(mask & GS_LOOP_READABLE))
+  if (!(mask & GS_NET_READABLE))
     return;
   for (int turns = 0; turns < 16; turns++) {
     ssize_t n = recv(fd, buf, sizeof(buf), 0);
@@ -667,7 +667,7 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
   }
 }
 
-/* gs__accept's evict_fn: the oldest idle connection goes (GOAWAY) to admit a
+/* gs_net_accept's evict_fn: the oldest idle connection goes (GOAWAY) to admit a
  * new one when the limit is full; one whose next frames already wait in its
  * socket is not idle. False when none is idle. */
 static bool evict_idle(void *ctx)
@@ -687,19 +687,19 @@ static bool evict_idle(void *ctx)
   return false;
 }
 
-static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_accept(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_h2_server *s = data;
   int cfd;
   (void)mask;
-  while ((cfd = gs__accept(fd, &s->limit, evict_idle, s)) >= 0) {
+  while ((cfd = gs_net_accept(fd, &s->limit, evict_idle, s)) >= 0) {
     struct gs_h2_conn *c = conn_new(s, cfd);
     if (!c) {
-      gs__conns_put(&s->limit);
+      gs_net_conns_put(&s->limit);
       close(cfd);
       continue;
     }
-    if (gs_loop_add(NULL, loop, cfd, GS_LOOP_READABLE, on_io, c) != 0) {
+    if (gs_net_loop_add(NULL, loop, cfd, GS_NET_READABLE, on_io, c) != 0) {
       conn_free(c);
       continue;
     }
@@ -709,7 +709,7 @@ static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
 
 /* ---- server ---- */
 
-int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+int gs_h2_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_http_limits *l,
                      gs_h2_handler_fn *fn, void *ctx, struct gs_h2_server **out)
 {
   struct gs_h2_server *s = calloc(1, sizeof(*s));
@@ -731,14 +731,14 @@ int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_h
   return 0;
 }
 
-void gs__h2_server_budget(struct gs_h2_server *s, struct gs__budget *b)
+void gs_h2_server_budget(struct gs_h2_server *s, struct gs_net_budget *b)
 {
   s->budget = b;
 }
 
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd)
 {
-  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE, on_accept, s);
+  int rc = gs_net_loop_add(err, s->loop, fd, GS_NET_READABLE, on_accept, s);
   if (rc == 0)
     s->listen_fd = fd;
   return rc;
@@ -751,7 +751,7 @@ void gs_h2_server_free(struct gs_h2_server *s)
   while (s->conns)
     conn_free(s->conns);
   if (s->listen_fd >= 0)
-    gs_loop_close_fd(s->loop, s->listen_fd);
+    gs_net_loop_close_fd(s->loop, s->listen_fd);
   free(s);
 }
 
@@ -759,7 +759,7 @@ void gs_h2_server_drain(struct gs_h2_server *s)
 {
   struct gs_h2_conn *c = s->conns, *next;
   if (s->listen_fd >= 0)
-    gs_loop_close_fd(s->loop, s->listen_fd);
+    gs_net_loop_close_fd(s->loop, s->listen_fd);
   s->listen_fd = -1;
   for (; c; c = next) {
     next = c->next; /* the flush may free c */

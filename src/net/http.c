@@ -1,11 +1,12 @@
-/* http.c: a small HTTP/1.1 server on the serve loop: picohttpparser for the
- * request head, http1.c's strict decoder for chunked bodies, keep-alive,
+/* http.c: a small HTTP/1.1 server on the net event loop: picohttpparser for
+ * the request head, http1.c's strict decoder for chunked bodies, keep-alive,
  * pipelined requests answered in order, limits (431, 413, 400, 505, the
  * head and slowloris timeouts; when the connection limit is full the oldest
- * idle connection goes) and Content-Length responses. It knows nothing of KServe; the worker (worker.c) and the load
- * balancer put their handlers on top. A streaming server (the proxy's) hands
- * request bodies over as they arrive, with a pause for backpressure, and
- * takes responses in pieces (Content-Length or chunked). */
+ * idle connection goes) and Content-Length responses. It knows nothing of
+ * KServe; the worker (src/worker) and the load balancer (src/serve) put
+ * their handlers on top. A streaming server (the proxy's) hands request
+ * bodies over as they arrive, with a pause for backpressure, and takes
+ * responses in pieces (Content-Length or chunked). */
 #include "net/internal.h"
 
 #include <ctype.h>
@@ -59,29 +60,29 @@ struct gs_http_conn {
   size_t method_off, path_off, hoff[GS_HTTP_MAX_HEADERS][2];
   size_t head_len, content_length, body_done, consumed;
   bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
-  struct gs__chunked dec;
+  struct gs_http_chunked dec;
   void *user; /* gs_http_bind: given to the body and drain callbacks */
   char *direct; /* body bytes just read into the handler's space (buf_fn), not into `in` */
   size_t direct_len;
   const char *why; /* the message of a request error, when more precise than its status's */
-  struct gs__idle_node idle; /* on the server's idle list: waiting for a request, nothing to send */
+  struct gs_net_idle_node idle; /* on the server's idle list: no request, nothing to send */
 };
 
 struct gs_http_server {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_http_limits lim;
   gs_http_handler_fn *fn;
   void *ctx;
   gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
   gs_http_drain_fn *drain_fn;
   gs_http_body_buf_fn *buf_fn;
-  gs__http_route_fn *route_fn;
+  gs_http_route_fn *route_fn;
   void *route_ctx;
-  struct gs__conns own, *limit; /* limit: &own, or shared (gs__http_server_share_conns) */
+  struct gs_net_conns own, *limit; /* limit: &own, or shared (gs_http_server_share_conns) */
   int listen_fd;
   unsigned nconns; /* written by the server's thread, read by any (relaxed atomics) */
   struct gs_http_conn *conns;
-  struct gs__idle_list idle;
+  struct gs_net_idle_list idle;
 };
 
 static bool process(struct gs_http_conn *c);
@@ -128,27 +129,27 @@ const struct gs_http_header *gs_http_header_find(const struct gs_http_request *r
 
 /* ---- timers ---- */
 
-static int64_t on_timeout(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs_http_conn *c = data;
   (void)loop;
   (void)id;
   c->timer = 0;
   conn_close(c); /* idle past keep-alive, or a request sent too slowly */
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 static void timer_stop(struct gs_http_conn *c)
 {
   if (c->timer)
-    gs_loop_timer_del(c->srv->loop, c->timer);
+    gs_net_loop_timer_del(c->srv->loop, c->timer);
   c->timer = 0;
 }
 
 static void timer_start(struct gs_http_conn *c, unsigned ms)
 {
   timer_stop(c);
-  c->timer = gs_loop_timer_add(c->srv->loop, (uint64_t)ms * 1000u, on_timeout, c);
+  c->timer = gs_net_loop_timer_add(c->srv->loop, (uint64_t)ms * 1000u, on_timeout, c);
 }
 
 /* ---- lifetime ---- */
@@ -176,16 +177,16 @@ static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
 
 static void idle_unlink(struct gs_http_conn *c)
 {
-  gs__idle_set(&c->srv->idle, &c->idle, false);
+  gs_net_idle_set(&c->srv->idle, &c->idle, false);
 }
 
 /* Keeps c on the idle list while it waits for a request's first byte with
  * nothing to send (new, or kept alive after an answer). */
 static void idle_update(struct gs_http_conn *c)
 {
-  gs__idle_set(&c->srv->idle, &c->idle,
-               c->fd >= 0 && c->state == ST_HEAD && c->in_len == 0 && c->out_off == c->out_len &&
-                   !(c->flags & (F_CLOSE_AFTER | F_DEAD | F_PEER_EOF)));
+  gs_net_idle_set(&c->srv->idle, &c->idle,
+                  c->fd >= 0 && c->state == ST_HEAD && c->in_len == 0 && c->out_off == c->out_len &&
+                      !(c->flags & (F_CLOSE_AFTER | F_DEAD | F_PEER_EOF)));
 }
 
 static void conn_free(struct gs_http_conn *c)
@@ -194,7 +195,7 @@ static void conn_free(struct gs_http_conn *c)
   idle_unlink(c);
   timer_stop(c);
   if (c->fd >= 0)
-    gs_loop_close_fd(s->loop, c->fd);
+    gs_net_loop_close_fd(s->loop, c->fd);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -203,7 +204,7 @@ static void conn_free(struct gs_http_conn *c)
     c->next->prev = c->prev;
   __atomic_store_n(&s->nconns, s->nconns - 1, __ATOMIC_RELAXED);
   if (c->flags & F_COUNTED)
-    gs__conns_put(s->limit);
+    gs_net_conns_put(s->limit);
   free(c->in);
   free(c->out);
   free(c);
@@ -222,7 +223,7 @@ static void conn_close(struct gs_http_conn *c)
   timer_stop(c);
   idle_unlink(c);
   if (c->fd >= 0)
-    gs_loop_close_fd(c->srv->loop, c->fd);
+    gs_net_loop_close_fd(c->srv->loop, c->fd);
   c->fd = -1;
   c->flags |= F_DEAD;
   if (streaming)
@@ -298,7 +299,7 @@ static void send_error(struct gs_http_conn *c, int status, const char *msg)
   send_response(c, status, "application/json", NULL, body, (size_t)n);
 }
 
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 /* Closing with unread input makes the kernel send RST, which can destroy
  * the answer (a 413 or 431) before the client reads it. So, as nginx's
@@ -313,8 +314,8 @@ static void linger_or_close(struct gs_http_conn *c)
   c->state = ST_LINGER;
   idle_unlink(c);
   shutdown(c->fd, SHUT_WR);
-  gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
-  if (gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_READABLE, on_io, c) != 0) {
+  gs_net_loop_del(c->srv->loop, c->fd, GS_NET_WRITABLE);
+  if (gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_READABLE, on_io, c) != 0) {
     conn_close(c);
     return;
   }
@@ -339,7 +340,7 @@ static bool conn_flush(struct gs_http_conn *c)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       idle_update(c);
-      if (gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_WRITABLE, on_io, c) == 0)
+      if (gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_WRITABLE, on_io, c) == 0)
         return true;
       conn_close(c);
       return false;
@@ -357,7 +358,7 @@ static bool conn_flush(struct gs_http_conn *c)
   }
   c->out_off = c->out_len = 0;
   if (c->fd >= 0)
-    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_WRITABLE);
+    gs_net_loop_del(c->srv->loop, c->fd, GS_NET_WRITABLE);
   if ((c->flags & F_OUT_STREAM) && c->srv->drain_fn)
     c->srv->drain_fn(c->user, c); /* room for more of the streamed answer */
   if (c->flags & F_CLOSE_AFTER) {
@@ -377,7 +378,7 @@ static bool header_is(const struct phr_header *h, const char *name)
 
 static bool value_has_token(const struct phr_header *h, const char *tok)
 {
-  return gs__http_list_has(h->value, h->value_len, tok, strlen(tok));
+  return gs_http_list_has(h->value, h->value_len, tok, strlen(tok));
 }
 
 /* Digits only, no overflow: a lenient Content-Length invites request smuggling. */
@@ -489,7 +490,7 @@ static int parse_head(struct gs_http_conn *c)
   c->head_len = (size_t)r;
   fill_request(c, h, nh);
   c->body_done = 0;
-  gs__chunked_init(&c->dec);
+  gs_http_chunked_init(&c->dec);
   c->state = ST_BODY;
   return read_framing(c, h, nh);
 }
@@ -508,12 +509,12 @@ static int read_body(struct gs_http_conn *c)
   }
   raw = c->head_len + c->body_done; /* undecoded bytes start here */
   n = c->in_len - raw;
-  r = gs__chunked_decode(&c->dec, c->in + raw, &n, c->srv->lim.max_body);
-  if (r == GS__CHUNK_BAD || r == GS__CHUNK_TOO_BIG)
-    return r == GS__CHUNK_BAD ? 400 : 413;
+  r = gs_http_chunked_decode(&c->dec, c->in + raw, &n, c->srv->lim.max_body);
+  if (r == GS_HTTP_CHUNK_BAD || r == GS_HTTP_CHUNK_TOO_BIG)
+    return r == GS_HTTP_CHUNK_BAD ? 400 : 413;
   c->body_done += n;
   c->in_len = raw + n + (r > 0 ? (size_t)r : 0);
-  if (r == GS__CHUNK_MORE)
+  if (r == GS_HTTP_CHUNK_MORE)
     return 1;
   c->consumed = c->head_len + c->body_done;
   return 0;
@@ -583,9 +584,9 @@ static bool stream_body(struct gs_http_conn *c)
   bool end, direct = c->direct != NULL;
   c->direct = NULL;
   if (c->chunked) {
-    r = gs__chunked_decode(&c->dec, c->in, &n, c->srv->lim.max_body);
-    if (r == GS__CHUNK_BAD || r == GS__CHUNK_TOO_BIG) {
-      body_fail(c, r == GS__CHUNK_BAD ? 400 : 413);
+    r = gs_http_chunked_decode(&c->dec, c->in, &n, c->srv->lim.max_body);
+    if (r == GS_HTTP_CHUNK_BAD || r == GS_HTTP_CHUNK_TOO_BIG) {
+      body_fail(c, r == GS_HTTP_CHUNK_BAD ? 400 : 413);
       return false;
     }
   } else if (n > c->content_length - c->body_done) {
@@ -804,9 +805,9 @@ void gs_http_pause(struct gs_http_conn *c, bool paused)
   if (c->fd < 0)
     return;
   if (paused)
-    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+    gs_net_loop_del(c->srv->loop, c->fd, GS_NET_READABLE);
   else if (!(c->flags & F_PEER_EOF) &&
-           gs_loop_add(NULL, c->srv->loop, c->fd, GS_LOOP_READABLE, on_io, c) != 0)
+           gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_READABLE, on_io, c) != 0)
     c->flags |= F_PAUSED; /* cannot watch it: stays paused until the answer closes it */
 }
 
@@ -891,7 +892,7 @@ static void on_readable(struct gs_http_conn *c)
   if ((direct = direct_space(c, &room)) != NULL) {
     to = direct;
   } else if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
-    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+    gs_net_loop_del(c->srv->loop, c->fd, GS_NET_READABLE);
     return;
   } else {
     to = c->in + c->in_len;
@@ -906,7 +907,7 @@ static void on_readable(struct gs_http_conn *c)
   }
   if (n == 0) {
     c->flags |= F_PEER_EOF;
-    gs_loop_del(c->srv->loop, c->fd, GS_LOOP_READABLE);
+    gs_net_loop_del(c->srv->loop, c->fd, GS_NET_READABLE);
   }
   if (!direct)
     c->in_len += (size_t)n;
@@ -920,31 +921,31 @@ static void on_readable(struct gs_http_conn *c)
     (void)process(c);
 }
 
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_http_conn *c = data;
   (void)fd;
-  if (mask & GS_LOOP_WRITABLE) {
+  if (mask & GS_NET_WRITABLE) {
     if (!conn_flush(c))
       return;
     /* output drained: take pipelined requests again */
     if (c->state == ST_HEAD && c->out_len == 0 && !process(c))
       return;
   }
-  if (mask & GS_LOOP_READABLE && gs_loop_mask(loop, fd) & GS_LOOP_READABLE)
+  if (mask & GS_NET_READABLE && gs_net_loop_mask(loop, fd) & GS_NET_READABLE)
     on_readable(c);
 }
 
-int gs__http_server_adopt(struct gs_http_server *s, int fd)
+int gs_http_server_adopt(struct gs_http_server *s, int fd)
 {
   struct gs_http_conn *c = conn_new(s, fd);
   if (!c) {
-    gs__conns_put(s->limit);
+    gs_net_conns_put(s->limit);
     close(fd);
     return GS_E_NO_MEMORY;
   }
   c->flags |= F_COUNTED;
-  if (gs_loop_add(NULL, s->loop, fd, GS_LOOP_READABLE, on_io, c) != 0) {
+  if (gs_net_loop_add(NULL, s->loop, fd, GS_NET_READABLE, on_io, c) != 0) {
     conn_free(c);
     return GS_E_IO;
   }
@@ -952,7 +953,7 @@ int gs__http_server_adopt(struct gs_http_server *s, int fd)
   return 0;
 }
 
-/* gs__accept's evict_fn: closes the server's oldest idle connection to
+/* gs_net_accept's evict_fn: closes the server's oldest idle connection to
  * admit a new one when the limit is full, as nginx and HAProxy do. One
  * whose next request already waits in its socket is not idle: it is left
  * (and read on its next event). False when none is idle. */
@@ -973,18 +974,18 @@ static bool evict_idle(void *ctx)
   return false;
 }
 
-static void on_accept(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_accept(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_http_server *s = data;
   int cfd;
   (void)loop;
   (void)mask;
-  while ((cfd = gs__accept(fd, s->limit, evict_idle, s)) >= 0)
+  while ((cfd = gs_net_accept(fd, s->limit, evict_idle, s)) >= 0)
     if (!s->route_fn || !s->route_fn(s->route_ctx, cfd))
-      (void)gs__http_server_adopt(s, cfd);
+      (void)gs_http_server_adopt(s, cfd);
 }
 
-void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx)
+void gs_http_server_route(struct gs_http_server *s, gs_http_route_fn *fn, void *ctx)
 {
   s->route_fn = fn;
   s->route_ctx = ctx;
@@ -992,7 +993,7 @@ void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void
 
 /* ---- server ---- */
 
-int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+int gs_http_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_http_limits *l,
                        gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out)
 {
   struct gs_http_server *s = calloc(1, sizeof(*s));
@@ -1021,7 +1022,7 @@ void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
   s->buf_fn = buf_fn;
 }
 
-void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim)
+void gs_http_server_share_conns(struct gs_http_server *s, struct gs_net_conns *lim)
 {
   s->limit = lim;
 }
@@ -1029,7 +1030,7 @@ void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)
 {
   /* exclusive: of the threads accepting from one socket, one wakes per connection */
-  int rc = gs_loop_add(err, s->loop, fd, GS_LOOP_READABLE | GS_LOOP_EXCLUSIVE, on_accept, s);
+  int rc = gs_net_loop_add(err, s->loop, fd, GS_NET_READABLE | GS_NET_EXCLUSIVE, on_accept, s);
   if (rc == 0)
     s->listen_fd = fd;
   return rc;
@@ -1042,7 +1043,7 @@ void gs_http_server_free(struct gs_http_server *s)
   while (s->conns)
     conn_free(s->conns);
   if (s->listen_fd >= 0)
-    gs_loop_close_fd(s->loop, s->listen_fd);
+    gs_net_loop_close_fd(s->loop, s->listen_fd);
   free(s);
 }
 

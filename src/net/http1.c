@@ -27,7 +27,7 @@ enum {
   CK_DONE,
 };
 
-void gs__chunked_init(struct gs__chunked *d)
+void gs_http_chunked_init(struct gs_http_chunked *d)
 {
   memset(d, 0, sizeof(*d));
 }
@@ -41,29 +41,29 @@ static int hexval(unsigned char ch)
 }
 
 /* One byte of a line (size, extension or trailer); returns 0, or a
- * GS__CHUNK_ code. The data and done states never reach it. */
-static int line_byte(struct gs__chunked *d, unsigned char ch, uint64_t max)
+ * GS_HTTP_CHUNK_ code. The data and done states never reach it. */
+static int line_byte(struct gs_http_chunked *d, unsigned char ch, uint64_t max)
 {
   int v;
   if (++d->line > LINE_MAX_BYTES)
-    return GS__CHUNK_BAD;
+    return GS_HTTP_CHUNK_BAD;
   switch (d->state) {
   case CK_SIZE:
     if ((v = hexval(ch)) >= 0) {
       /* beyond what the body may still hold: refused before any byte of it */
       if (max - d->total < (uint64_t)v || d->left > (max - d->total - (uint64_t)v) / 16)
-        return GS__CHUNK_TOO_BIG;
+        return GS_HTTP_CHUNK_TOO_BIG;
       d->left = d->left * 16 + (uint64_t)v;
       d->digits = true;
       return 0;
     }
     if (!d->digits) /* chunk-size = 1*HEXDIG: "x", ";" or CRLF first is malformed */
-      return GS__CHUNK_BAD;
+      return GS_HTTP_CHUNK_BAD;
     d->state = CK_EXT;
     /* fall through - this byte is the first after the size */
   case CK_EXT:
     if (d->cr && ch != '\n')
-      return GS__CHUNK_BAD; /* a CR ends the line: its LF must follow */
+      return GS_HTTP_CHUNK_BAD; /* a CR ends the line: its LF must follow */
     if (ch == '\n') {
       d->line = 0;
       d->state = d->left ? CK_DATA : CK_TRAILER;
@@ -75,11 +75,11 @@ static int line_byte(struct gs__chunked *d, unsigned char ch, uint64_t max)
       return 0;
     }
     if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-      return GS__CHUNK_BAD;
+      return GS_HTTP_CHUNK_BAD;
     if (ch == ';')
       d->ext = true;
     else if (!d->ext && ch != ' ' && ch != '\t')
-      return GS__CHUNK_BAD; /* only BWS or an extension after the digits: "0x3" stops here */
+      return GS_HTTP_CHUNK_BAD; /* only BWS or an extension after the digits: "0x3" stops here */
     return 0;
   case CK_DATA_END:
     if (ch == '\r') {
@@ -89,17 +89,17 @@ static int line_byte(struct gs__chunked *d, unsigned char ch, uint64_t max)
     /* fall through - a bare LF ends the data too */
   case CK_DATA_LF:
     if (ch != '\n')
-      return GS__CHUNK_BAD;
+      return GS_HTTP_CHUNK_BAD;
     d->line = 0;
     d->state = CK_SIZE;
     d->ext = false;
     return 0;
   case CK_TRAILER:
     d->state = ch == '\r' ? CK_TEND_LF : ch == '\n' ? CK_DONE : CK_TLINE;
-    return ch == '\n' || ch == '\r' || ch > 0x20 ? 0 : GS__CHUNK_BAD;
+    return ch == '\n' || ch == '\r' || ch > 0x20 ? 0 : GS_HTTP_CHUNK_BAD;
   case CK_TEND_LF:
     if (ch != '\n')
-      return GS__CHUNK_BAD;
+      return GS_HTTP_CHUNK_BAD;
     d->state = CK_DONE;
     return 0;
   default: /* CK_TLINE */
@@ -111,7 +111,7 @@ static int line_byte(struct gs__chunked *d, unsigned char ch, uint64_t max)
   }
 }
 
-ssize_t gs__chunked_decode(struct gs__chunked *d, char *buf, size_t *len, uint64_t max)
+ssize_t gs_http_chunked_decode(struct gs_http_chunked *d, char *buf, size_t *len, uint64_t max)
 {
   size_t src = 0, dst = 0, n = *len;
   while (src < n && d->state != CK_DONE) {
@@ -133,14 +133,14 @@ ssize_t gs__chunked_decode(struct gs__chunked *d, char *buf, size_t *len, uint64
   }
   *len = dst;
   if (d->state != CK_DONE)
-    return GS__CHUNK_MORE;
+    return GS_HTTP_CHUNK_MORE;
   /* what follows the body (a pipelined message) moves up behind it */
   if (dst != src)
     memmove(buf + dst, buf + src, n - src);
   return (ssize_t)(n - src);
 }
 
-bool gs__http_list_has(const char *v, size_t n, const char *tok, size_t tn)
+bool gs_http_list_has(const char *v, size_t n, const char *tok, size_t tn)
 {
   size_t i = 0;
   while (i < n) {
@@ -159,8 +159,8 @@ bool gs__http_list_has(const char *v, size_t n, const char *tok, size_t tn)
   return false;
 }
 
-bool gs__http_hop_header(const char *name, size_t nl, const struct gs_http_header *conn,
-                         size_t nconn)
+bool gs_http_hop_header(const char *name, size_t nl, const struct gs_http_header *conn,
+                        size_t nconn)
 {
   /* the hop-by-hop fields of RFC 9110 §7.6.1 and their obsolete kin */
   static const char *const hop[] = {"connection", "keep-alive", "transfer-encoding", "te",
@@ -169,7 +169,7 @@ bool gs__http_hop_header(const char *name, size_t nl, const struct gs_http_heade
     if (nl == strlen(hop[i]) && strncasecmp(name, hop[i], nl) == 0)
       return true;
   for (size_t i = 0; i < nconn; i++)
-    if (gs__http_list_has(conn[i].value, conn[i].value_len, name, nl))
+    if (gs_http_list_has(conn[i].value, conn[i].value_len, name, nl))
       return true;
   return false;
 }

@@ -1,4 +1,4 @@
-/* loop.c: the serve layer's event loop: epoll over an fd-indexed table, a
+/* loop.c: the net layer's event loop: epoll over an fd-indexed table, a
  * binary min-heap of timers, deferred closes, a stop flag; plus the socket
  * helpers (non-blocking, listen, accept under a connection limit, the idle
  * list that limit evicts from). Shaped after Redis's ae.c (STYLE.md 8); it
@@ -19,17 +19,17 @@
 
 struct file_event {
   unsigned mask; /* 0: fd not registered */
-  gs_loop_file_fn *fn;
+  gs_net_loop_file_fn *fn;
   void *data;
 };
 
 struct timer {
   uint64_t when_us, id;
-  gs_loop_timer_fn *fn;
+  gs_net_loop_timer_fn *fn;
   void *data;
 };
 
-struct gs_loop {
+struct gs_net_loop {
   int epfd, setsize;
   bool stop;
   struct file_event *files;    /* setsize entries, indexed by fd */
@@ -39,20 +39,20 @@ struct gs_loop {
   uint64_t next_id;
   int *closing;                /* fds to close at the end of this turn */
   size_t nclosing;
-  void (*before_sleep)(struct gs_loop *, void *);
+  void (*before_sleep)(struct gs_net_loop *, void *);
   void *before_sleep_data;
 };
 
-uint64_t gs_loop_now_us(void)
+uint64_t gs_net_loop_now_us(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-int gs_loop_new(struct gs_err *err, int setsize, struct gs_loop **out)
+int gs_net_loop_new(struct gs_err *err, int setsize, struct gs_net_loop **out)
 {
-  struct gs_loop *l = calloc(1, sizeof(*l));
+  struct gs_net_loop *l = calloc(1, sizeof(*l));
   *out = NULL;
   if (setsize <= 0)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "event loop size %d: must be positive", setsize);
@@ -67,25 +67,25 @@ int gs_loop_new(struct gs_err *err, int setsize, struct gs_loop **out)
     goto nomem;
   if ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) {
     gs_err_set(err, GS_E_IO, "epoll_create1: %s", strerror(errno));
-    gs_loop_free(l);
+    gs_net_loop_free(l);
     return err ? err->code : GS_E_IO;
   }
   *out = l;
   return 0;
 nomem:
-  gs_loop_free(l);
+  gs_net_loop_free(l);
   return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating an event loop of %d fds",
                     setsize);
 }
 
-static void close_deferred(struct gs_loop *l)
+static void close_deferred(struct gs_net_loop *l)
 {
   for (size_t i = 0; i < l->nclosing; i++)
     close(l->closing[i]);
   l->nclosing = 0;
 }
 
-void gs_loop_free(struct gs_loop *l)
+void gs_net_loop_free(struct gs_net_loop *l)
 {
   if (!l)
     return;
@@ -101,12 +101,12 @@ void gs_loop_free(struct gs_loop *l)
 
 static uint32_t epoll_bits(unsigned mask)
 {
-  return (mask & GS_LOOP_READABLE ? EPOLLIN : 0u) | (mask & GS_LOOP_WRITABLE ? EPOLLOUT : 0u) |
-         (mask & GS_LOOP_EXCLUSIVE ? (uint32_t)EPOLLEXCLUSIVE : 0u);
+  return (mask & GS_NET_READABLE ? EPOLLIN : 0u) | (mask & GS_NET_WRITABLE ? EPOLLOUT : 0u) |
+         (mask & GS_NET_EXCLUSIVE ? (uint32_t)EPOLLEXCLUSIVE : 0u);
 }
 
-int gs_loop_add(struct gs_err *err, struct gs_loop *l, int fd, unsigned mask,
-                gs_loop_file_fn *fn, void *data)
+int gs_net_loop_add(struct gs_err *err, struct gs_net_loop *l, int fd, unsigned mask,
+                    gs_net_loop_file_fn *fn, void *data)
 {
   struct epoll_event ev = {0};
   struct file_event *f;
@@ -132,7 +132,7 @@ int gs_loop_add(struct gs_err *err, struct gs_loop *l, int fd, unsigned mask,
   return 0;
 }
 
-void gs_loop_del(struct gs_loop *l, int fd, unsigned mask)
+void gs_net_loop_del(struct gs_net_loop *l, int fd, unsigned mask)
 {
   struct epoll_event ev = {0};
   struct file_event *f;
@@ -140,7 +140,7 @@ void gs_loop_del(struct gs_loop *l, int fd, unsigned mask)
     return;
   f = &l->files[fd];
   f->mask &= ~mask;
-  if (!(f->mask & (GS_LOOP_READABLE | GS_LOOP_WRITABLE)))
+  if (!(f->mask & (GS_NET_READABLE | GS_NET_WRITABLE)))
     f->mask = 0; /* nothing watched: out (an exclusive fd cannot be changed, only removed) */
   ev.events = epoll_bits(f->mask);
   ev.data.fd = fd;
@@ -148,12 +148,12 @@ void gs_loop_del(struct gs_loop *l, int fd, unsigned mask)
   (void)epoll_ctl(l->epfd, f->mask ? EPOLL_CTL_MOD : EPOLL_CTL_DEL, fd, &ev);
 }
 
-unsigned gs_loop_mask(const struct gs_loop *l, int fd)
+unsigned gs_net_loop_mask(const struct gs_net_loop *l, int fd)
 {
   return fd >= 0 && fd < l->setsize ? l->files[fd].mask : 0;
 }
 
-void gs_loop_close_fd(struct gs_loop *l, int fd)
+void gs_net_loop_close_fd(struct gs_net_loop *l, int fd)
 {
   if (fd < 0)
     return;
@@ -161,7 +161,7 @@ void gs_loop_close_fd(struct gs_loop *l, int fd)
     close(fd);
     return;
   }
-  gs_loop_del(l, fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE);
+  gs_net_loop_del(l, fd, GS_NET_READABLE | GS_NET_WRITABLE);
   l->files[fd] = (struct file_event){0};
   l->closing[l->nclosing++] = fd; /* one slot per fd: an fd is queued at most once */
 }
@@ -173,14 +173,14 @@ static bool timer_before(const struct timer *a, const struct timer *b)
   return a->when_us < b->when_us || (a->when_us == b->when_us && a->id < b->id);
 }
 
-static void heap_swap(struct gs_loop *l, size_t a, size_t b)
+static void heap_swap(struct gs_net_loop *l, size_t a, size_t b)
 {
   struct timer t = l->heap[a];
   l->heap[a] = l->heap[b];
   l->heap[b] = t;
 }
 
-static void heap_up(struct gs_loop *l, size_t i)
+static void heap_up(struct gs_net_loop *l, size_t i)
 {
   while (i > 0 && timer_before(&l->heap[i], &l->heap[(i - 1) / 2])) {
     heap_swap(l, i, (i - 1) / 2);
@@ -188,7 +188,7 @@ static void heap_up(struct gs_loop *l, size_t i)
   }
 }
 
-static void heap_down(struct gs_loop *l, size_t i)
+static void heap_down(struct gs_net_loop *l, size_t i)
 {
   for (;;) {
     size_t m = i, c = 2 * i + 1;
@@ -203,7 +203,7 @@ static void heap_down(struct gs_loop *l, size_t i)
   }
 }
 
-static void heap_remove(struct gs_loop *l, size_t i)
+static void heap_remove(struct gs_net_loop *l, size_t i)
 {
   l->heap[i] = l->heap[--l->ntimers];
   if (i < l->ntimers) {
@@ -212,7 +212,7 @@ static void heap_remove(struct gs_loop *l, size_t i)
   }
 }
 
-static bool timer_push(struct gs_loop *l, struct timer t)
+static bool timer_push(struct gs_net_loop *l, struct timer t)
 {
   if (l->ntimers == l->cap_timers) {
     size_t cap = l->cap_timers ? 2 * l->cap_timers : 64;
@@ -227,15 +227,16 @@ static bool timer_push(struct gs_loop *l, struct timer t)
   return true;
 }
 
-uint64_t gs_loop_timer_add(struct gs_loop *l, uint64_t delay_us, gs_loop_timer_fn *fn, void *data)
+uint64_t gs_net_loop_timer_add(struct gs_net_loop *l, uint64_t delay_us, gs_net_loop_timer_fn *fn,
+                               void *data)
 {
   uint64_t id = l->next_id + 1;
-  if (!timer_push(l, (struct timer){gs_loop_now_us() + delay_us, id, fn, data}))
+  if (!timer_push(l, (struct timer){gs_net_loop_now_us() + delay_us, id, fn, data}))
     return 0;
   return ++l->next_id;
 }
 
-int gs_loop_timer_del(struct gs_loop *l, uint64_t id)
+int gs_net_loop_timer_del(struct gs_net_loop *l, uint64_t id)
 {
   for (size_t i = 0; i < l->ntimers; i++)
     if (l->heap[i].id == id) {
@@ -245,16 +246,16 @@ int gs_loop_timer_del(struct gs_loop *l, uint64_t id)
   return GS_E_NOT_FOUND;
 }
 
-size_t gs_loop_timer_count(const struct gs_loop *l)
+size_t gs_net_loop_timer_count(const struct gs_net_loop *l)
 {
   return l->ntimers;
 }
 
 /* Fires every timer due now. A timer added by a callback for "now" waits for
  * the next turn, so a timer re-arming itself at 0 cannot starve the fds. */
-static int fire_timers(struct gs_loop *l)
+static int fire_timers(struct gs_net_loop *l)
 {
-  uint64_t now = gs_loop_now_us(), last = l->next_id;
+  uint64_t now = gs_net_loop_now_us(), last = l->next_id;
   int n = 0;
   while (l->ntimers && l->heap[0].when_us <= now && l->heap[0].id <= last && !l->stop) {
     struct timer t = l->heap[0];
@@ -264,32 +265,33 @@ static int fire_timers(struct gs_loop *l)
     n++;
     /* Re-arming keeps the id; the slot just freed means no allocation. */
     if (again >= 0) {
-      uint64_t when = gs_loop_now_us() + (uint64_t)again;
+      uint64_t when = gs_net_loop_now_us() + (uint64_t)again;
       timer_push(l, (struct timer){when > now ? when : now + 1, t.id, t.fn, t.data});
     }
   }
   return n;
 }
 
-static int wait_ms(const struct gs_loop *l, int timeout_ms)
+static int wait_ms(const struct gs_net_loop *l, int timeout_ms)
 {
   uint64_t now, until;
   int t;
   if (!l->ntimers)
     return timeout_ms;
-  now = gs_loop_now_us();
+  now = gs_net_loop_now_us();
   until = l->heap[0].when_us;
   t = until <= now ? 0 : (int)((until - now + 999) / 1000);
   return timeout_ms >= 0 && timeout_ms < t ? timeout_ms : t;
 }
 
-void gs_loop_set_before_sleep(struct gs_loop *l, void (*fn)(struct gs_loop *, void *), void *data)
+void gs_net_loop_set_before_sleep(struct gs_net_loop *l, void (*fn)(struct gs_net_loop *, void *),
+                                  void *data)
 {
   l->before_sleep = fn;
   l->before_sleep_data = data;
 }
 
-int gs_loop_run_once(struct gs_loop *l, int timeout_ms)
+int gs_net_loop_run_once(struct gs_net_loop *l, int timeout_ms)
 {
   int n, done = 0;
   if (l->before_sleep)
@@ -300,8 +302,8 @@ int gs_loop_run_once(struct gs_loop *l, int timeout_ms)
   for (int i = 0; i < n && !l->stop; i++) {
     int fd = l->fired[i].data.fd;
     uint32_t ev = l->fired[i].events;
-    unsigned ready = (ev & (EPOLLIN | EPOLLHUP | EPOLLERR) ? GS_LOOP_READABLE : 0u) |
-                     (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR) ? GS_LOOP_WRITABLE : 0u);
+    unsigned ready = (ev & (EPOLLIN | EPOLLHUP | EPOLLERR) ? GS_NET_READABLE : 0u) |
+                     (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR) ? GS_NET_WRITABLE : 0u);
     /* Re-check: an earlier callback of this turn may have dropped interest. */
     unsigned want = ready & l->files[fd].mask;
     if (want) {
@@ -314,25 +316,25 @@ int gs_loop_run_once(struct gs_loop *l, int timeout_ms)
   return done;
 }
 
-int gs_loop_run(struct gs_loop *l)
+int gs_net_loop_run(struct gs_net_loop *l)
 {
   l->stop = false;
   while (!l->stop) {
-    int rc = gs_loop_run_once(l, -1);
+    int rc = gs_net_loop_run_once(l, -1);
     if (rc < 0)
       return rc;
   }
   return 0;
 }
 
-void gs_loop_stop(struct gs_loop *l)
+void gs_net_loop_stop(struct gs_net_loop *l)
 {
   l->stop = true;
 }
 
 /* ---- sockets ---- */
 
-int gs_serve_nonblock(struct gs_err *err, int fd)
+int gs_net_nonblock(struct gs_err *err, int fd)
 {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
@@ -351,7 +353,7 @@ static int bound_port(int fd, unsigned *port)
   return 0;
 }
 
-int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx)
+int gs_net_accept(int fd, struct gs_net_conns *lim, gs_net_evict_fn *evict, void *ctx)
 {
   for (;;) {
     int one = 1, cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -363,17 +365,17 @@ int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx)
       setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       return cfd;
     }
-    gs__conns_put(lim);
+    gs_net_conns_put(lim);
     close(cfd);
   }
 }
 
-void gs__conns_put(struct gs__conns *lim)
+void gs_net_conns_put(struct gs_net_conns *lim)
 {
   __atomic_fetch_sub(&lim->count, 1u, __ATOMIC_RELAXED);
 }
 
-void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle)
+void gs_net_idle_set(struct gs_net_idle_list *l, struct gs_net_idle_node *n, bool idle)
 {
   if (idle == n->on)
     return;
@@ -399,7 +401,7 @@ void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle)
   n->prev = n->next = NULL;
 }
 
-int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port)
+int gs_net_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port)
 {
   struct addrinfo hints = {0}, *res = NULL, *ai;
   struct gs_hostport hp;

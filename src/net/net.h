@@ -17,62 +17,61 @@
 
 /* ---- event loop (Redis ae shape, STYLE.md 8) ---- */
 
-#define GS_LOOP_READABLE 1u
-#define GS_LOOP_WRITABLE 2u
+#define GS_NET_READABLE 1u
+#define GS_NET_WRITABLE 2u
 /* With READABLE, on a fd several loops watch (a listening socket shared by
  * threads): an event wakes one of them, not all (EPOLLEXCLUSIVE). Given when
  * the fd is first added; the fd then leaves the loop only whole. */
-#define GS_LOOP_EXCLUSIVE 4u
+#define GS_NET_EXCLUSIVE 4u
 /* A timer callback returns this to end the timer, or its next delay in µs. */
-#define GS_LOOP_TIMER_DONE (-1)
+#define GS_NET_TIMER_DONE (-1)
 
-struct gs_loop;
-/* mask: the GS_LOOP_* events that are ready and still wanted. */
-typedef void gs_loop_file_fn(struct gs_loop *loop, int fd, void *data, unsigned mask);
-typedef int64_t gs_loop_timer_fn(struct gs_loop *loop, uint64_t id, void *data);
+struct gs_net_loop;
+/* mask: the GS_NET_* events that are ready and still wanted. */
+typedef void gs_net_loop_file_fn(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
+typedef int64_t gs_net_loop_timer_fn(struct gs_net_loop *loop, uint64_t id, void *data);
 
 /* A loop for fds below setsize. On error NULL is stored and err filled. */
-int gs_loop_new(struct gs_err *err, int setsize, struct gs_loop **out);
+int gs_net_loop_new(struct gs_err *err, int setsize, struct gs_net_loop **out);
 /* Closes fds still pending a deferred close; takes NULL. */
-void gs_loop_free(struct gs_loop *loop);
+void gs_net_loop_free(struct gs_net_loop *loop);
 /* Adds the events of mask to fd's interest; fn and data replace earlier ones. */
-int gs_loop_add(struct gs_err *err, struct gs_loop *loop, int fd, unsigned mask,
-                gs_loop_file_fn *fn, void *data);
+int gs_net_loop_add(struct gs_err *err, struct gs_net_loop *loop, int fd, unsigned mask,
+                    gs_net_loop_file_fn *fn, void *data);
 /* Removes the events of mask; with none left the fd leaves epoll. */
-void gs_loop_del(struct gs_loop *loop, int fd, unsigned mask);
-unsigned gs_loop_mask(const struct gs_loop *loop, int fd);
+void gs_net_loop_del(struct gs_net_loop *loop, int fd, unsigned mask);
+unsigned gs_net_loop_mask(const struct gs_net_loop *loop, int fd);
 /* Forgets fd and closes it at the end of this turn, so its number cannot be
  * reused (and its stale events fired at a newcomer) while a turn dispatches. */
-void gs_loop_close_fd(struct gs_loop *loop, int fd);
+void gs_net_loop_close_fd(struct gs_net_loop *loop, int fd);
 
 /* A timer firing delay_us from now; returns its id (> 0) or 0 on no memory.
  * Timers due at the same moment fire in the order they were added. */
-uint64_t gs_loop_timer_add(struct gs_loop *loop, uint64_t delay_us, gs_loop_timer_fn *fn,
-                           void *data);
+uint64_t gs_net_loop_timer_add(struct gs_net_loop *loop, uint64_t delay_us,
+                               gs_net_loop_timer_fn *fn, void *data);
 /* Cancels a timer; 0 if it was pending, GS_E_NOT_FOUND if not. */
-int gs_loop_timer_del(struct gs_loop *loop, uint64_t id);
-size_t gs_loop_timer_count(const struct gs_loop *loop);
+int gs_net_loop_timer_del(struct gs_net_loop *loop, uint64_t id);
+size_t gs_net_loop_timer_count(const struct gs_net_loop *loop);
 
 /* Called before each wait for events (flush hook). */
-void gs_loop_set_before_sleep(struct gs_loop *loop, void (*fn)(struct gs_loop *, void *),
-                              void *data);
+void gs_net_loop_set_before_sleep(struct gs_net_loop *loop,
+                                  void (*fn)(struct gs_net_loop *, void *), void *data);
 /* One turn: waits at most timeout_ms (-1: until the next timer or event),
  * dispatches events then due timers; returns the events processed or a
  * negative code. */
-int gs_loop_run_once(struct gs_loop *loop, int timeout_ms);
-/* Turns until gs_loop_stop; 0 or a negative code. */
-int gs_loop_run(struct gs_loop *loop);
-void gs_loop_stop(struct gs_loop *loop);
+int gs_net_loop_run_once(struct gs_net_loop *loop, int timeout_ms);
+/* Turns until gs_net_loop_stop; 0 or a negative code. */
+int gs_net_loop_run(struct gs_net_loop *loop);
+void gs_net_loop_stop(struct gs_net_loop *loop);
 /* Monotonic clock in µs. */
-uint64_t gs_loop_now_us(void);
+uint64_t gs_net_loop_now_us(void);
 
 /* ---- sockets ---- */
 
-int gs_serve_nonblock(struct gs_err *err, int fd);
+int gs_net_nonblock(struct gs_err *err, int fd);
 /* Listens on TCP "host:port" (":port" or "*:port" = every address, "[v6]:port";
  * port 0 = ephemeral), non-blocking; stores the fd and the bound port. */
-int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd,
-                    unsigned *port);
+int gs_net_listen(struct gs_err *err, const char *hostport, int backlog, int *fd, unsigned *port);
 
 /* ---- HTTP/1.1 server ---- */
 
@@ -116,7 +115,7 @@ struct gs_http_conn;
 typedef void gs_http_handler_fn(void *ctx, struct gs_http_conn *conn,
                                 const struct gs_http_request *req);
 
-int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+int gs_http_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_http_limits *l,
                        gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out);
 /* Serves connections accepted on a listening fd (the server closes it). */
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd);
@@ -182,93 +181,93 @@ const char *gs_http_reason(int status);
 
 /* ---- HTTP/1.1 message rules (http1.c) ---- */
 
-/* A chunked body being decoded; all zero (gs__chunked_init) before its first byte. */
-struct gs__chunked {
+/* A chunked body being decoded; all zero (gs_http_chunked_init) before its first byte. */
+struct gs_http_chunked {
   uint64_t left;  /* bytes of the current chunk still to come */
   uint64_t total; /* data bytes decoded so far */
   unsigned line;  /* bytes of the current size, extension or trailer line */
   unsigned char state;
   bool digits, ext, cr;
 };
-#define GS__CHUNK_MORE (-2)    /* the body goes on: more bytes needed */
-#define GS__CHUNK_BAD (-1)     /* malformed framing (400 from a client, 502 from a worker) */
-#define GS__CHUNK_TOO_BIG (-3) /* a chunk size takes the body past max (413) */
-void gs__chunked_init(struct gs__chunked *d);
+#define GS_HTTP_CHUNK_MORE (-2)    /* the body goes on: more bytes needed */
+#define GS_HTTP_CHUNK_BAD (-1)     /* malformed framing (400 from a client, 502 from a worker) */
+#define GS_HTTP_CHUNK_TOO_BIG (-3) /* a chunk size takes the body past max (413) */
+void gs_http_chunked_init(struct gs_http_chunked *d);
 /* Decodes len bytes at buf in place, as picohttpparser's decoder does: the
  * data bytes move to buf's front and *len becomes their count. Returns
- * GS__CHUNK_MORE, GS__CHUNK_BAD, GS__CHUNK_TOO_BIG (data beyond max bytes in
+ * GS_HTTP_CHUNK_MORE, GS_HTTP_CHUNK_BAD, GS_HTTP_CHUNK_TOO_BIG (data beyond max bytes in
  * all, known from the chunk's size line before any of its data), or, once
  * the body ended, the count of bytes after it (moved to just after the data).
  * Chunk sizes are bare hex (RFC 9112 §7.1): "0x3" is malformed. */
-ssize_t gs__chunked_decode(struct gs__chunked *d, char *buf, size_t *len, uint64_t max);
+ssize_t gs_http_chunked_decode(struct gs_http_chunked *d, char *buf, size_t *len, uint64_t max);
 /* True when the comma-separated list v (a header value) has tok as one of
  * its elements, case-insensitively ("close" is in "keep-alive, Close"). */
-bool gs__http_list_has(const char *v, size_t n, const char *tok, size_t tn);
+bool gs_http_list_has(const char *v, size_t n, const char *tok, size_t tn);
 /* True when the header named name must not be passed on by a proxy: a
  * hop-by-hop field, or one named in a Connection header (conn: the
  * message's Connection headers, nconn of them). */
-bool gs__http_hop_header(const char *name, size_t nl, const struct gs_http_header *conn,
-                         size_t nconn);
+bool gs_http_hop_header(const char *name, size_t nl, const struct gs_http_header *conn,
+                        size_t nconn);
 
 /* ---- accepting under one connection limit (loop.c) ---- */
 
 /* Client connections of one listener, which several accept loops may count
  * together (the proxy's HTTP threads). count changes with atomic operations. */
-struct gs__conns {
+struct gs_net_conns {
   unsigned max;
   unsigned count;
 };
 /* Closes one idle connection of the caller's (counted in the same limit) to
  * make room; false when it has none. */
-typedef bool gs__evict_fn(void *ctx);
+typedef bool gs_net_evict_fn(void *ctx);
 /* The next connection waiting on the listening fd, non-blocking, TCP_NODELAY,
  * counted in lim; -1 when none waits (EAGAIN, or a transient error such as
  * EMFILE: the listener's next event retries). Beyond lim->max, evict (may be
  * NULL) is asked to make room; when it cannot, the new connection is closed
  * at once, unanswered. */
-int gs__accept(int fd, struct gs__conns *lim, gs__evict_fn *evict, void *ctx);
-/* Uncounts a connection gs__accept counted, once it is closed. */
-void gs__conns_put(struct gs__conns *lim);
+int gs_net_accept(int fd, struct gs_net_conns *lim, gs_net_evict_fn *evict, void *ctx);
+/* Uncounts a connection gs_net_accept counted, once it is closed. */
+void gs_net_conns_put(struct gs_net_conns *lim);
 /* A server's idle connections (waiting for a request, nothing to send),
  * oldest first: the ones an evict_fn closes first. A node lives in its
  * connection, which finds itself from it with offsetof. */
-struct gs__idle_node {
-  struct gs__idle_node *prev, *next;
+struct gs_net_idle_node {
+  struct gs_net_idle_node *prev, *next;
   bool on;
 };
-struct gs__idle_list {
-  struct gs__idle_node *first, *last;
+struct gs_net_idle_list {
+  struct gs_net_idle_node *first, *last;
 };
 /* Puts n at the end of l when idle and it is not on it, takes it off when not. */
-void gs__idle_set(struct gs__idle_list *l, struct gs__idle_node *n, bool idle);
+void gs_net_idle_set(struct gs_net_idle_list *l, struct gs_net_idle_node *n, bool idle);
 
 /* ---- a memory budget shared by threads (budget.c) ---- */
 
 /* Bytes of request bodies held at once (the proxy's retry buffers and whole
  * gRPC messages), against max; used changes with atomic operations. */
-struct gs__budget {
+struct gs_net_budget {
   size_t max;
   size_t used;
 };
 /* Takes n bytes; false, taking nothing, when that would pass max. */
-bool gs__budget_take(struct gs__budget *b, size_t n);
-void gs__budget_put(struct gs__budget *b, size_t n);
-size_t gs__budget_used(const struct gs__budget *b);
+bool gs_net_budget_take(struct gs_net_budget *b, size_t n);
+void gs_net_budget_put(struct gs_net_budget *b, size_t n);
+size_t gs_net_budget_used(const struct gs_net_budget *b);
 
 /* ---- the HTTP/1.1 server's internals (http.c) ---- */
 
 /* Servers that count their connections in lim (which outlives them) rather
  * than against their own limit. Set before the first connection. */
-void gs__http_server_share_conns(struct gs_http_server *s, struct gs__conns *lim);
+void gs_http_server_share_conns(struct gs_http_server *s, struct gs_net_conns *lim);
 /* Threads accepting from one socket (the proxy's): route_fn sees each
  * connection s accepted (counted in its limit) and returns true when it took
  * it elsewhere; another server's thread then serves it with
- * gs__http_server_adopt (which fails only after closing and uncounting it).
+ * gs_http_server_adopt (which fails only after closing and uncounting it).
  * gs_http_server_conns may be read from any thread. Set before the first
  * connection. */
-typedef bool gs__http_route_fn(void *ctx, int fd);
-void gs__http_server_route(struct gs_http_server *s, gs__http_route_fn *fn, void *ctx);
-int gs__http_server_adopt(struct gs_http_server *s, int fd);
+typedef bool gs_http_route_fn(void *ctx, int fd);
+void gs_http_server_route(struct gs_http_server *s, gs_http_route_fn *fn, void *ctx);
+int gs_http_server_adopt(struct gs_http_server *s, int fd);
 
 /* A connection with no fd: responses are counted and discarded. NULL on no memory. */
 struct gs_http_conn *gs__http_conn_mem(struct gs_http_server *s);
@@ -287,7 +286,7 @@ struct gs_h2_server;
 /* One call whose request message arrived whole (END_STREAM). path: ":path";
  * msg: the message without its 5-byte gRPC prefix, which precedes it (msg -
  * 5 holds the framed message), valid until the call is answered;
- * deadline_us: from grpc-timeout on gs_loop_now_us's clock, 0 when none.
+ * deadline_us: from grpc-timeout on gs_net_loop_now_us's clock, 0 when none.
  * The handler answers with gs_h2_call_reply now or later, exactly once. */
 struct gs_h2_request {
   const char *path;
@@ -307,11 +306,11 @@ typedef void gs_h2_handler_fn(void *ctx, struct gs_h2_call *call, const struct g
 #define GS_H2_CONN_HELD (32u << 20)   /* request bytes one connection may have held at once */
 #define GS_H2_MAX_STREAMS 100         /* concurrent streams per connection, as Triton and Envoy */
 #define GS_H2_BUDGET (64u << 20)
-int gs_h2_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
+int gs_h2_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_http_limits *l,
                      gs_h2_handler_fn *fn, void *ctx, struct gs_h2_server **out);
 /* Holds request messages under b (which outlives s) instead. Set before
  * the first connection. */
-void gs__h2_server_budget(struct gs_h2_server *s, struct gs__budget *b);
+void gs_h2_server_budget(struct gs_h2_server *s, struct gs_net_budget *b);
 /* Serves h2c (prior knowledge) connections accepted on fd (the server closes it). */
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd);
 /* Stops accepting; each connection gets GOAWAY (no new streams), finishes

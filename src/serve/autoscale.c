@@ -30,7 +30,7 @@ struct own {
 
 struct gs_scale {
   struct gs_scale_policy pol;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_scale_target t;
   char *state_path, *profile;
   unsigned *gpus;
@@ -320,7 +320,7 @@ static int64_t tick(struct gs_scale *s)
 {
   uint64_t counts[GS_SCALE_BUCKETS];
   const uint64_t *le;
-  uint64_t now = gs_loop_now_us();
+  uint64_t now = gs_net_loop_now_us();
   unsigned pending, n;
   size_t nb = gs_proxy_latency(s->t.proxy, &le, counts, GS_SCALE_BUCKETS);
   struct gs_scale_decision *d = &s->last;
@@ -356,7 +356,7 @@ static int64_t tick(struct gs_scale *s)
   return (int64_t)s->pol.cfg.tick_us;
 }
 
-static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   int64_t next = tick(data);
   (void)loop;
@@ -418,7 +418,7 @@ static int adopt(struct gs_err *err, struct gs_scale *s)
   return rc ? rc : save(s, err);
 }
 
-int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
+int gs_scale_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out)
 {
   struct gs_scale *s = calloc(1, sizeof(*s));
@@ -445,10 +445,10 @@ int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale
   }
   s->t = *t;
   s->loop = loop;
-  gs_scale_policy_init(&s->pol, cfg, gs_loop_now_us());
+  gs_scale_policy_init(&s->pol, cfg, gs_net_loop_now_us());
   render_metrics(s);
   if ((rc = adopt(err, s)) != 0 ||
-      (!(s->timer = gs_loop_timer_add(loop, 0, on_tick, s)) &&
+      (!(s->timer = gs_net_loop_timer_add(loop, 0, on_tick, s)) &&
        (rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory for the autoscaler's timer")))) {
     gs_scale_free(s);
     return rc;
@@ -539,7 +539,7 @@ void gs_scale_free(struct gs_scale *s)
   if (!s)
     return;
   if (s->timer)
-    gs_loop_timer_del(s->loop, s->timer);
+    gs_net_loop_timer_del(s->loop, s->timer);
   for (size_t i = 0; i < s->nown; i++)
     destroy(s, &s->own[i]);
   if (s->nown) {

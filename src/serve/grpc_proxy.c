@@ -69,7 +69,7 @@ struct upsess {
 };
 
 struct gs_proxy_grpc {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy *p;
   const struct gs_super *super;
   struct gs_h2_server *h2;
@@ -79,7 +79,7 @@ struct gs_proxy_grpc {
 };
 
 static void dispatch(struct gcall *c, size_t avoid);
-static void up_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void up_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 static bool up_flush(struct upsess *u);
 
 /* ---- calls ---- */
@@ -105,7 +105,7 @@ static void up_unlink(struct gcall *c)
 static void release(struct gcall *c, enum gs__proxy_outcome o)
 {
   if (c->acquired)
-    gs__proxy_release(c->g->p, c->w, o, gs_loop_now_us() - c->start_us, c->trial);
+    gs__proxy_release(c->g->p, c->w, o, gs_net_loop_now_us() - c->start_us, c->trial);
   c->acquired = false;
 }
 
@@ -127,7 +127,7 @@ static void finish(struct gcall *c, int status, const void *msg, size_t len, con
   up_unlink(c);
   release(c, GS__PROXY_ABANDONED);
   if (c->timer)
-    gs_loop_timer_del(g->loop, c->timer);
+    gs_net_loop_timer_del(g->loop, c->timer);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -174,7 +174,7 @@ static void lost(struct gcall *c, const char *why)
          c->responded ? " mid-answer" : ", and so did the retry");
 }
 
-static int64_t on_deadline(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_deadline(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gcall *c = data;
   struct upsess *u = c->up;
@@ -191,7 +191,7 @@ static int64_t on_deadline(struct gs_loop *loop, uint64_t id, void *data)
              : "the call's grpc-timeout passed before the worker answered");
   if (u)
     up_flush(u);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 /* ---- upstream connections ---- */
@@ -210,7 +210,7 @@ static void up_free(struct upsess *u, const char *why)
   nghttp2_session_del(u->ng);
   u->ng = NULL;
   if (u->fd >= 0)
-    gs_loop_close_fd(g->loop, u->fd);
+    gs_net_loop_close_fd(g->loop, u->fd);
   while (u->calls)
     lost(u->calls, why);
   free(u);
@@ -229,9 +229,9 @@ static bool up_flush(struct upsess *u)
     return false;
   }
   if (u->connected && nghttp2_session_want_write(u->ng))
-    gs_loop_add(NULL, u->g->loop, u->fd, GS_LOOP_WRITABLE, up_io, u);
+    gs_net_loop_add(NULL, u->g->loop, u->fd, GS_NET_WRITABLE, up_io, u);
   else if (u->connected)
-    gs_loop_del(u->g->loop, u->fd, GS_LOOP_WRITABLE);
+    gs_net_loop_del(u->g->loop, u->fd, GS_NET_WRITABLE);
   return true;
 }
 
@@ -377,11 +377,11 @@ static void up_recv(struct upsess *u)
   up_flush(u);
 }
 
-static void up_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void up_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct upsess *u = data;
   (void)loop;
-  if (!u->connected && mask & (GS_LOOP_WRITABLE | GS_LOOP_READABLE)) {
+  if (!u->connected && mask & (GS_NET_WRITABLE | GS_NET_READABLE)) {
     int e = 0;
     socklen_t sl = sizeof(e);
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) != 0 || e != 0) {
@@ -391,10 +391,10 @@ static void up_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     u->connected = true;
     if (!up_flush(u))
       return;
-  } else if (mask & GS_LOOP_WRITABLE && !up_flush(u)) {
+  } else if (mask & GS_NET_WRITABLE && !up_flush(u)) {
     return;
   }
-  if (mask & GS_LOOP_READABLE)
+  if (mask & GS_NET_READABLE)
     up_recv(u);
 }
 
@@ -430,7 +430,7 @@ static struct upsess *up_new(struct gs_proxy_grpc *g, size_t w, unsigned port)
   cb = NULL;
   if (nghttp2_submit_settings(u->ng, NGHTTP2_FLAG_NONE, iv, GS_NITEMS(iv)) != 0 ||
       nghttp2_session_set_local_window_size(u->ng, NGHTTP2_FLAG_NONE, 0, UP_CONN_WINDOW) != 0 ||
-      gs_loop_add(NULL, g->loop, u->fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, up_io, u) != 0)
+      gs_net_loop_add(NULL, g->loop, u->fd, GS_NET_READABLE | GS_NET_WRITABLE, up_io, u) != 0)
     goto fail;
   return u;
 fail:
@@ -474,7 +474,7 @@ static void dispatch(struct gcall *c, size_t avoid)
   struct gs_proxy_grpc *g = c->g;
   struct gs_super_info si;
   char timeout[24];
-  uint64_t now = gs_loop_now_us();
+  uint64_t now = gs_net_loop_now_us();
   int rc = gs__proxy_acquire(g->p, avoid, &c->w, &c->trial);
   struct upsess *u;
   if (rc != 0) {
@@ -521,7 +521,7 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
 {
   struct gs_proxy_grpc *g = ctx;
   struct gcall *c = calloc(1, sizeof(*c));
-  uint64_t now = gs_loop_now_us();
+  uint64_t now = gs_net_loop_now_us();
   uint64_t wt = gs__proxy_config(g->p)->worker_timeout_ms * 1000ull;
   if (!c) {
     gs_h2_call_reply(client, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory");
@@ -540,7 +540,7 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
   if (g->calls)
     g->calls->prev = c;
   g->calls = c;
-  c->timer = gs_loop_timer_add(g->loop, c->deadline_us - now, on_deadline, c);
+  c->timer = gs_net_loop_timer_add(g->loop, c->deadline_us - now, on_deadline, c);
   dispatch(c, SIZE_MAX);
 }
 
@@ -560,7 +560,7 @@ size_t gs_proxy_grpc_inflight(const struct gs_proxy_grpc *g)
   return n;
 }
 
-int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+int gs_proxy_grpc_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
                       const struct gs_super *super, int fd, struct gs_proxy_grpc **out)
 {
   struct gs_proxy_grpc *g = calloc(1, sizeof(*g));
@@ -577,7 +577,7 @@ int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy 
     gs_proxy_grpc_free(g);
     return rc;
   }
-  gs__h2_server_budget(g->h2, gs__proxy_budget(p));
+  gs_h2_server_budget(g->h2, gs__proxy_budget(p));
   if ((rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
     gs_proxy_grpc_free(g);
     return rc;

@@ -27,7 +27,7 @@ void gs__proxy_release(struct gs_proxy *p, size_t w, enum gs__proxy_outcome o, u
 void gs__proxy_error(struct gs_proxy *p);
 const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p);
 /* The memory budget for request bodies every thread shares, for the gRPC side. */
-struct gs__budget *gs__proxy_budget(struct gs_proxy *p);
+struct gs_net_budget *gs__proxy_budget(struct gs_proxy *p);
 /* Client connections thread i of p's group serves (0: p's own loop), from any thread. */
 unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i);
 

@@ -95,7 +95,7 @@ struct upconn {
   char *extra;   /* headers passed on to the client, then Content-Type: kept for the next answer */
   size_t extra_cap;
   char *ctype;   /* in extra, or NULL */
-  struct gs__chunked dec;
+  struct gs_http_chunked dec;
 };
 
 struct pworker {
@@ -146,7 +146,7 @@ struct preq {
 };
 
 struct gs_proxy {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy_config cfg;
   struct gs_http_server *http;
   int listen_fd;
@@ -165,9 +165,9 @@ struct gs_proxy {
   struct gs_proxy **shards;  /* main: the other threads' proxies */
   size_t nshards;
   unsigned *shared;          /* main's: per worker id below SHARED_MAX, requests in flight */
-  struct gs__conns conns;    /* main's: client connections of every thread, against max_conns */
-  struct gs__budget budget;  /* main's: request bytes held, the retry buffers of every thread
-                              * and the gRPC side's messages (grpc_proxy.c) */
+  struct gs_net_conns conns;   /* main's: client connections of every thread, against max_conns */
+  struct gs_net_budget budget; /* main's: request bytes held, the retry buffers of every thread
+                                * and the gRPC side's messages (grpc_proxy.c) */
   pthread_mutex_t mu;        /* main's: its pool's fields, shards' worker arrays, gen */
   pthread_cond_t cond;       /* main's: a shard applied a generation */
   uint64_t gen;              /* main: changes made; shard: changes applied */
@@ -215,7 +215,7 @@ static unsigned inflight_of(const struct gs_proxy *p, const struct pworker *wk)
 
 static void up_close(struct upconn *uc);
 static void dispatch(struct preq *r, struct pworker *avoid);
-static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void on_up_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 /* ---- workers ---- */
 
@@ -264,14 +264,14 @@ static uint64_t eject_backoff_ms(const struct gs_proxy *p, unsigned n)
   return ms < cap ? ms : cap;
 }
 
-static int64_t on_readmit(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_readmit(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct pworker *wk = data;
   (void)loop;
   (void)id;
   wk->eject_timer = 0;
   wk->trial = true; /* its next request decides (pick) */
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 /* Out of the pool for the next backoff; a failed trial doubles it. */
@@ -283,9 +283,9 @@ static void eject(struct gs_proxy *p, struct pworker *wk)
   set_ejected(wk, true);
   drop_idle(wk);
   if (wk->eject_timer)
-    gs_loop_timer_del(p->loop, wk->eject_timer);
+    gs_net_loop_timer_del(p->loop, wk->eject_timer);
   wk->eject_timer =
-      gs_loop_timer_add(p->loop, eject_backoff_ms(p, wk->ejections) * 1000ull, on_readmit, wk);
+      gs_net_loop_timer_add(p->loop, eject_backoff_ms(p, wk->ejections) * 1000ull, on_readmit, wk);
   if (!was && p->cfg.on_eject)
     p->cfg.on_eject(p->cfg.ctx, wk->id, true);
 }
@@ -295,7 +295,7 @@ static void eject(struct gs_proxy *p, struct pworker *wk)
  * out starts its doubling afresh. */
 static void worker_answered(struct gs_proxy *p, struct pworker *wk, unsigned trial)
 {
-  uint64_t now = gs_loop_now_us();
+  uint64_t now = gs_net_loop_now_us();
   wk->fails = 0;
   if (trial && wk->trying && trial == wk->trial_gen) {
     wk->trial = wk->trying = false;
@@ -336,7 +336,7 @@ static void worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool r
     /* its probe answers (restarted, or ready again): no need to wait out
      * the time out, but one real request must succeed before it is back */
     if (wk->eject_timer)
-      gs_loop_timer_del(p->loop, wk->eject_timer);
+      gs_net_loop_timer_del(p->loop, wk->eject_timer);
     wk->eject_timer = 0;
     wk->trial = true;
   }
@@ -402,14 +402,14 @@ static void shard_apply(struct gs_proxy *s)
   if (m->draining && !s->draining) {
     s->draining = true;
     if (s->listen_fd >= 0)
-      gs_loop_del(s->loop, s->listen_fd, GS_LOOP_READABLE);
+      gs_net_loop_del(s->loop, s->listen_fd, GS_NET_READABLE);
   }
   if (s->stop)
-    gs_loop_stop(s->loop);
+    gs_net_loop_stop(s->loop);
   s->gen = m->gen;
 }
 
-static void on_sync(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_sync(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_proxy *s = data;
   uint64_t v;
@@ -654,7 +654,7 @@ const struct gs_proxy_config *gs__proxy_config(const struct gs_proxy *p)
   return &p->cfg;
 }
 
-struct gs__budget *gs__proxy_budget(struct gs_proxy *p)
+struct gs_net_budget *gs__proxy_budget(struct gs_proxy *p)
 {
   return &p->main->budget;
 }
@@ -672,12 +672,12 @@ static void up_reset(struct upconn *uc)
   uc->in_len = uc->sent = 0;
   uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
   uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
-  gs__chunked_init(&uc->dec);
+  gs_http_chunked_init(&uc->dec);
 }
 
 static void up_close(struct upconn *uc)
 {
-  gs_loop_close_fd(uc->p->loop, uc->fd);
+  gs_net_loop_close_fd(uc->p->loop, uc->fd);
   free(uc->in);
   free(uc->extra);
   free(uc);
@@ -701,7 +701,8 @@ static struct upconn *up_connect(struct gs_proxy *p, struct pworker *wk)
   }
   setsockopt(uc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if ((connect(uc->fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) ||
-      gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, on_up_io, uc) != 0) {
+      gs_net_loop_add(NULL, p->loop, uc->fd, GS_NET_READABLE | GS_NET_WRITABLE, on_up_io, uc) !=
+          0) {
     up_close(uc);
     return NULL;
   }
@@ -716,11 +717,11 @@ static void up_release(struct upconn *uc)
   struct gs_proxy *p = uc->p;
   uc->req = NULL;
   if (!uc->keep || uc->leftover || !usable(wk) || wk->nidle >= p->cfg.idle_pool ||
-      gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc) != 0) {
+      gs_net_loop_add(NULL, p->loop, uc->fd, GS_NET_READABLE, on_up_io, uc) != 0) {
     up_close(uc);
     return;
   }
-  gs_loop_del(p->loop, uc->fd, GS_LOOP_WRITABLE);
+  gs_net_loop_del(p->loop, uc->fd, GS_NET_WRITABLE);
   up_reset(uc);
   uc->next = wk->idle;
   wk->idle = uc;
@@ -743,7 +744,7 @@ static void idle_remove(struct upconn *uc)
 static void fb_timer_stop(struct preq *r)
 {
   if (r->fb_timer)
-    gs_loop_timer_del(r->p->loop, r->fb_timer);
+    gs_net_loop_timer_del(r->p->loop, r->fb_timer);
   r->fb_timer = 0;
 }
 
@@ -751,7 +752,7 @@ static void fb_timer_stop(struct preq *r)
 static void req_uncharge(struct preq *r)
 {
   if (r->charged)
-    gs__budget_put(&r->p->main->budget, r->charged);
+    gs_net_budget_put(&r->p->main->budget, r->charged);
   r->charged = 0;
 }
 
@@ -761,7 +762,7 @@ static void req_free(struct preq *r)
   req_uncharge(r);
   fb_timer_stop(r);
   if (r->timer)
-    gs_loop_timer_del(p->loop, r->timer);
+    gs_net_loop_timer_del(p->loop, r->timer);
   gs_http_bind(r->client, NULL);
   if (r->prev)
     r->prev->next = r->next;
@@ -820,7 +821,7 @@ static void req_error(struct preq *r, int status, const char *fmt, ...)
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   cnt_add(&r->p->errors, 1);
-  hist_add(&r->p->latency, gs_loop_now_us() - r->start_us);
+  hist_add(&r->p->latency, gs_net_loop_now_us() - r->start_us);
   req_free(r);
   if (started)
     gs_http_respond_abort(client);
@@ -889,7 +890,7 @@ static void up_failed_late(struct upconn *uc, const char *why)
   req_error(r, 502, "worker %zu: %s", wk->id, why);
 }
 
-static int64_t on_req_timeout(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_req_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct preq *r = data;
   struct upconn *uc;
@@ -904,13 +905,13 @@ static int64_t on_req_timeout(struct gs_loop *loop, uint64_t id, void *data)
     up_close(uc); /* the worker may still answer: that connection cannot be reused */
   }
   req_error(r, 504, "worker %zu did not answer within %u ms", w, r->p->cfg.worker_timeout_ms);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 /* Sent whole and nothing answered for first_byte_ms (a stopped worker): a
  * request still held whole, whose answer has not begun, is retried on
  * another worker; else the worker timeout runs on. */
-static int64_t on_first_byte_timeout(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_first_byte_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct preq *r = data;
   (void)loop;
@@ -918,7 +919,7 @@ static int64_t on_first_byte_timeout(struct gs_loop *loop, uint64_t id, void *da
   r->fb_timer = 0;
   if (r->uc && !r->retried && !r->base && !r->started)
     up_retry(r->uc, false, "sent nothing within the first-byte timeout");
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 /* Writes what the socket takes of r's bytes (the rest when it is writable
@@ -927,26 +928,26 @@ static int64_t on_first_byte_timeout(struct gs_loop *loop, uint64_t id, void *da
 static bool up_write(struct upconn *uc)
 {
   struct preq *r = uc->req;
-  struct gs_loop *loop = uc->p->loop;
+  struct gs_net_loop *loop = uc->p->loop;
   while (uc->sent < r->base + r->out_len) {
     size_t off = uc->sent - r->base;
     ssize_t n = send(uc->fd, r->out + off, r->out_len - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      return gs_loop_add(NULL, loop, uc->fd, GS_LOOP_WRITABLE, on_up_io, uc) == 0;
+      return gs_net_loop_add(NULL, loop, uc->fd, GS_NET_WRITABLE, on_up_io, uc) == 0;
     if (n <= 0)
       return false;
     uc->sent += (size_t)n;
   }
-  gs_loop_del(loop, uc->fd, GS_LOOP_WRITABLE);
+  gs_net_loop_del(loop, uc->fd, GS_NET_WRITABLE);
   if (r->paused) {
     r->paused = false;
     gs_http_pause(r->client, false);
   }
   if (r->body_done && !r->fb_timer && !uc->head_done && !uc->in_len)
-    r->fb_timer = gs_loop_timer_add(loop, uc->p->cfg.first_byte_ms * 1000ull,
-                                    on_first_byte_timeout, r);
+    r->fb_timer =
+        gs_net_loop_timer_add(loop, uc->p->cfg.first_byte_ms * 1000ull, on_first_byte_timeout, r);
   return true;
 }
 
@@ -991,9 +992,10 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   inflight_add(p, wk, 1);
   cnt_add(&wk->requests, 1);
   if (!r->timer)
-    r->timer = gs_loop_timer_add(p->loop, p->cfg.worker_timeout_ms * 1000ull, on_req_timeout, r);
+    r->timer =
+        gs_net_loop_timer_add(p->loop, p->cfg.worker_timeout_ms * 1000ull, on_req_timeout, r);
   if (uc->reused &&
-      (gs_loop_add(NULL, p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc) != 0 || !up_write(uc)))
+      (gs_net_loop_add(NULL, p->loop, uc->fd, GS_NET_READABLE, on_up_io, uc) != 0 || !up_write(uc)))
     up_failed_early(uc);
 }
 
@@ -1011,12 +1013,12 @@ static bool hop_header(const struct phr_header *h, const struct gs_http_header *
                        size_t nconn)
 {
   return hdr_is(h, "content-length") || hdr_is(h, "content-type") || hdr_is(h, "server") ||
-         gs__http_hop_header(h->name, h->name_len, conn, nconn);
+         gs_http_hop_header(h->name, h->name_len, conn, nconn);
 }
 
 static bool has_token(const struct phr_header *h, const char *tok)
 {
-  return gs__http_list_has(h->value, h->value_len, tok, strlen(tok));
+  return gs_http_list_has(h->value, h->value_len, tok, strlen(tok));
 }
 
 /* The head's Connection headers, for hop_header; their count. */
@@ -1132,7 +1134,7 @@ static void up_complete(struct upconn *uc)
   struct preq *r = uc->req;
   struct gs_http_conn *client = r->client;
   struct pworker *wk = uc->wk;
-  uint64_t us = gs_loop_now_us() - r->start_us;
+  uint64_t us = gs_net_loop_now_us() - r->start_us;
   bool started = r->started;
   worker_answered(r->p, wk, r->trial);
   hist_add(&wk->latency, us);
@@ -1161,7 +1163,8 @@ static void up_body(struct upconn *uc)
   bool end = false;
   if (uc->chunked) {
     /* a worker's answer has no size limit: nothing holds it */
-    if ((rc = gs__chunked_decode(&uc->dec, uc->in, &n, UINT64_MAX)) < 0 && rc != GS__CHUNK_MORE) {
+    rc = gs_http_chunked_decode(&uc->dec, uc->in, &n, UINT64_MAX);
+    if (rc < 0 && rc != GS_HTTP_CHUNK_MORE) {
       up_failed_late(uc, "malformed chunked response");
       return;
     }
@@ -1180,7 +1183,7 @@ static void up_body(struct upconn *uc)
     up_complete(uc);
   } else if (queued >= STREAM_HIGH) {
     uc->paused = true; /* on_client_drain resumes */
-    gs_loop_del(uc->p->loop, uc->fd, GS_LOOP_READABLE);
+    gs_net_loop_del(uc->p->loop, uc->fd, GS_NET_READABLE);
   }
 }
 
@@ -1250,7 +1253,7 @@ static void up_read(struct upconn *uc)
     up_retry(uc, false, "sent a malformed or oversized answer head (over 64 KiB)");
 }
 
-static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_up_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct upconn *uc = data;
   (void)loop;
@@ -1260,13 +1263,13 @@ static void on_up_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     up_close(uc);
     return;
   }
-  if (mask & GS_LOOP_WRITABLE) {
+  if (mask & GS_NET_WRITABLE) {
     if (!up_write(uc)) {
       up_failed_early(uc);
       return;
     }
   }
-  if (mask & GS_LOOP_READABLE)
+  if (mask & GS_NET_READABLE)
     up_read(uc);
 }
 
@@ -1284,14 +1287,14 @@ static bool is_hop_request_header(const struct gs_http_header *h, const struct g
                                   size_t nconn)
 {
   return name_is(h, "content-length") || name_is(h, "expect") ||
-         gs__http_hop_header(h->name, h->name_len, conn, nconn);
+         gs_http_hop_header(h->name, h->name_len, conn, nconn);
 }
 
 /* Room for more bytes in r->out; false on no memory. */
 static bool out_room(struct preq *r, size_t more)
 {
   size_t cap = r->out_cap ? r->out_cap : 4096, grow;
-  struct gs__budget *b = &r->p->main->budget;
+  struct gs_net_budget *b = &r->p->main->budget;
   char *q;
   if (r->out_len + more <= r->out_cap)
     return true;
@@ -1300,12 +1303,12 @@ static bool out_room(struct preq *r, size_t more)
   /* growth is drawn from the memory budget (a spare buffer's own 64 KiB
    * at most are not: the spares are bounded apart) */
   grow = cap - r->out_cap;
-  if (!gs__budget_take(b, grow)) {
+  if (!gs_net_budget_take(b, grow)) {
     r->over = true;
     return false;
   }
   if (!(q = realloc(r->out, cap))) {
-    gs__budget_put(b, grow);
+    gs_net_budget_put(b, grow);
     return false;
   }
   r->charged += grow;
@@ -1474,7 +1477,7 @@ static void on_client_drain(void *user, struct gs_http_conn *conn)
     return;
   uc->paused = false;
   /* a failure here leaves it unread: the worker timeout ends the request */
-  gs_loop_add(NULL, uc->p->loop, uc->fd, GS_LOOP_READABLE, on_up_io, uc);
+  gs_net_loop_add(NULL, uc->p->loop, uc->fd, GS_NET_READABLE, on_up_io, uc);
 }
 
 /* One histogram in Prometheus text: cumulative buckets, sum, count.
@@ -1665,7 +1668,7 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
     return;
   }
   r->client = conn;
-  r->start_us = gs_loop_now_us();
+  r->start_us = gs_net_loop_now_us();
   r->head_method = q->method_len == 4 && memcmp(q->method, "HEAD", 4) == 0;
   r->next = p->reqs;
   if (p->reqs)
@@ -1681,8 +1684,9 @@ static void on_request(void *ctx, struct gs_http_conn *conn, const struct gs_htt
 /* ---- life ---- */
 
 /* One proxy on loop: the main one (m NULL) or a shard of m. */
-static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
-                         struct gs_proxy *m, struct gs_proxy **out)
+static int proxy_new_one(struct gs_err *err, struct gs_net_loop *loop,
+                         const struct gs_proxy_config *cfg, struct gs_proxy *m,
+                         struct gs_proxy **out)
 {
   struct gs_proxy *p = calloc(1, sizeof(*p));
   int rc;
@@ -1701,7 +1705,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
   p->conns.max = cfg->limits.max_conns; /* read in the main proxy's only */
   p->budget.max = cfg->body_budget ? cfg->body_budget : GS_H2_BUDGET;
   p->listen_fd = -1;
-  p->rng = 0x9e3779b97f4a7c15ull ^ gs_loop_now_us() ^ (uintptr_t)p;
+  p->rng = 0x9e3779b97f4a7c15ull ^ gs_net_loop_now_us() ^ (uintptr_t)p;
   if (!p->cfg.max_inflight)
     p->cfg.max_inflight = 64;
   if (!p->cfg.worker_timeout_ms)
@@ -1734,7 +1738,7 @@ static int proxy_new_one(struct gs_err *err, struct gs_loop *loop, const struct 
     return rc;
   }
   gs_http_server_stream(p->http, on_body, on_client_drain, body_space);
-  gs__http_server_share_conns(p->http, &p->main->conns);
+  gs_http_server_share_conns(p->http, &p->main->conns);
   *out = p;
   return 0;
 }
@@ -1747,9 +1751,9 @@ static void inbox_close(struct gs_proxy *p)
     return;
   while (read(p->inbox[0], &fd, sizeof(fd)) == (ssize_t)sizeof(fd)) {
     close(fd);
-    gs__conns_put(&p->main->conns);
+    gs_net_conns_put(&p->main->conns);
   }
-  gs_loop_close_fd(p->loop, p->inbox[0]);
+  gs_net_loop_close_fd(p->loop, p->inbox[0]);
   close(p->inbox[1]);
 }
 
@@ -1774,7 +1778,7 @@ static void proxy_free_one(struct gs_proxy *p)
   for (size_t i = 0; p->w && i < p->cfg.nworkers; i++) {
     drop_idle(p->w[i]);
     if (p->w[i]->eject_timer)
-      gs_loop_timer_del(p->loop, p->w[i]->eject_timer);
+      gs_net_loop_timer_del(p->loop, p->w[i]->eject_timer);
     free(p->w[i]);
   }
   gs_http_server_free(p->http);
@@ -1790,36 +1794,36 @@ static void proxy_free_one(struct gs_proxy *p)
 
 static void shard_free(struct gs_proxy *s)
 {
-  struct gs_loop *loop = s->loop;
+  struct gs_net_loop *loop = s->loop;
   int efd = s->efd;
   proxy_free_one(s);
   if (efd >= 0)
-    gs_loop_close_fd(loop, efd);
-  gs_loop_free(loop);
+    gs_net_loop_close_fd(loop, efd);
+  gs_net_loop_free(loop);
 }
 
 /* A shard of m on a loop of its own, woken through an eventfd. */
 static int shard_new(struct gs_err *err, struct gs_proxy *m, struct gs_proxy **out)
 {
   struct gs_proxy_config cfg = m->cfg;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy *s;
   int rc;
   /* the supervisor and the ejection reports are the main thread's */
   cfg.super = NULL;
   cfg.on_eject = NULL;
   cfg.ctx = NULL;
-  if ((rc = gs_loop_new(err, SHARD_LOOP_FDS, &loop)) != 0)
+  if ((rc = gs_net_loop_new(err, SHARD_LOOP_FDS, &loop)) != 0)
     return rc;
   if ((rc = proxy_new_one(err, loop, &cfg, m, &s)) != 0) {
-    gs_loop_free(loop);
+    gs_net_loop_free(loop);
     return rc;
   }
   if ((s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
     shard_free(s);
     return gs_err_set(err, GS_E_IO, "eventfd for a proxy thread: %s", strerror(errno));
   }
-  if ((rc = gs_loop_add(err, loop, s->efd, GS_LOOP_READABLE, on_sync, s)) != 0) {
+  if ((rc = gs_net_loop_add(err, loop, s->efd, GS_NET_READABLE, on_sync, s)) != 0) {
     shard_free(s);
     return rc;
   }
@@ -1860,7 +1864,7 @@ static bool route_conn(void *ctx, int fd)
 
 /* Connections another thread handed to this one. Each write of the pipe is
  * one whole fd, so reads hold whole fds. */
-static void on_inbox(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_inbox(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_proxy *p = data;
   int fds[64];
@@ -1870,7 +1874,7 @@ static void on_inbox(struct gs_loop *loop, int fd, void *data, unsigned mask)
   while ((n = read(fd, fds, sizeof(fds))) > 0)
     for (size_t i = 0; i < (size_t)n / sizeof(*fds); i++) {
       __atomic_sub_fetch(&p->handed, 1u, __ATOMIC_RELAXED);
-      (void)gs__http_server_adopt(p->http, fds[i]); /* on failure closed and uncounted */
+      (void)gs_http_server_adopt(p->http, fds[i]); /* on failure closed and uncounted */
     }
 }
 
@@ -1884,14 +1888,14 @@ static int open_inboxes(struct gs_err *err, struct gs_proxy *m)
       q->inbox[0] = q->inbox[1] = -1;
       return gs_err_set(err, GS_E_IO, "pipe for a proxy thread: %s", strerror(errno));
     }
-    if ((rc = gs_loop_add(err, q->loop, q->inbox[0], GS_LOOP_READABLE, on_inbox, q)) != 0)
+    if ((rc = gs_net_loop_add(err, q->loop, q->inbox[0], GS_NET_READABLE, on_inbox, q)) != 0)
       return rc;
-    gs__http_server_route(q->http, route_conn, q);
+    gs_http_server_route(q->http, route_conn, q);
   }
   return 0;
 }
 
-int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+int gs_proxy_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_proxy_config *cfg,
                  struct gs_proxy **out)
 {
   struct gs_proxy_config c = *cfg;
@@ -1924,7 +1928,7 @@ int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy
 static void *shard_main(void *arg)
 {
   struct gs_proxy *s = arg;
-  gs_loop_run(s->loop);
+  gs_net_loop_run(s->loop);
   /* ended (stopped, or its loop failed): nobody waits for it any more */
   pthread_mutex_lock(&s->main->mu);
   s->running = false;
@@ -1983,7 +1987,7 @@ void gs_proxy_drain(struct gs_proxy *p)
   pthread_mutex_lock(&p->mu);
   p->draining = true;
   if (p->listen_fd >= 0)
-    gs_loop_del(p->loop, p->listen_fd, GS_LOOP_READABLE);
+    gs_net_loop_del(p->loop, p->listen_fd, GS_NET_READABLE);
   publish(p);
   pthread_mutex_unlock(&p->mu);
 }

@@ -82,7 +82,7 @@ struct gs_super_info {
   int last_status;            /* wait status of the last exit (WIFEXITED...), -1: none */
   int spawn_errno;            /* the last start's failure (e.g. ENOENT), 0: none */
   uint64_t backoff_ms;        /* in BACKOFF: the delay of the pending restart */
-  uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_loop_now_us clock) */
+  uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_net_loop_now_us clock) */
   uint64_t ready_since_us;    /* in READY: since when */
   const char *uuid, *profile; /* the slot's, valid while the supervisor lives */
   bool retired;               /* gs_super_retire was called: never restarted */
@@ -94,7 +94,7 @@ const char *gs_super_state_name(enum gs_super_state st);
 void gs_super_config_defaults(struct gs_super_config *cfg);
 /* A supervisor on loop for cfg's slots; copies what cfg points to, so the
  * caller may free it afterwards. Starts nothing (gs_super_start does). */
-int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super_config *cfg,
+int gs_super_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_super_config *cfg,
                  struct gs_super **out);
 /* Blocks SIGCHLD in the calling thread (a multi-threaded program blocks it in
  * every thread before creating them), watches it with a signalfd on the loop,
@@ -161,7 +161,7 @@ struct gs_proxy_config {
 
 struct gs_proxy;
 /* A load balancer on loop; serves once given a listening fd. */
-int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+int gs_proxy_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_proxy_config *cfg,
                  struct gs_proxy **out);
 /* Accepts clients on a listening fd (the proxy closes it). */
 int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd);
@@ -218,7 +218,7 @@ void gs_proxy_free(struct gs_proxy *p);
  * (which it then owns), each call balanced over the pool of p to the gRPC
  * port super reports for the picked worker. Free it before p. */
 struct gs_proxy_grpc;
-int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+int gs_proxy_grpc_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
                       const struct gs_super *super, int fd, struct gs_proxy_grpc **out);
 void gs_proxy_grpc_free(struct gs_proxy_grpc *g);
 /* Drain: no new connection, GOAWAY on each (calls under way finish). Takes NULL. */
@@ -257,7 +257,7 @@ void gs_serve_file_free(struct gs_serve_file *f);
  * <token>"; without one, the caller must have bound fd to a loopback address
  * (gs_proxy_admin_check_bind). super may be NULL (no process columns). */
 struct gs_proxy_admin_server;
-int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+int gs_proxy_admin_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
                        const struct gs_super *super, const char *token, int fd,
                        struct gs_proxy_admin_server **out);
 void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
@@ -350,7 +350,7 @@ struct gs_scale_target {
 /* Adopts the instances the state file lists that still exist (killing the
  * worker processes a killed serve left on them), forgets the others, and
  * starts ticking. The supervisor must exist (started or not). */
-int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
+int gs_scale_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out);
 /* The default state file for a backend: beside the emulator's state file,
  * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */

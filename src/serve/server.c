@@ -16,7 +16,7 @@
 
 struct server {
   const struct gs_serve_config *cfg;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy *proxy;
   struct gs_super *super;
   struct gs_proxy_admin_server *admin;
@@ -89,7 +89,7 @@ static int start_scale(struct gs_err *err, struct server *sv)
 
 /* Workers drained for a reload are retired once idle, or when the drain
  * timeout has passed. */
-static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_retire_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct server *sv = data;
   bool left = false;
@@ -99,7 +99,7 @@ static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
     struct gs_proxy_worker_stats st;
     if (!sv->retiring[w] || gs_proxy_worker_stats(sv->proxy, w, &st) != 0)
       continue;
-    if (st.inflight && gs_loop_now_us() < sv->retire_until) {
+    if (st.inflight && gs_net_loop_now_us() < sv->retire_until) {
       left = true;
       continue;
     }
@@ -111,7 +111,7 @@ static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
   if (left)
     return 20000;
   sv->retire_timer = 0;
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 static bool has_device(const struct gs_mig_device *devs, int n, const char *uuid)
@@ -184,9 +184,9 @@ static void reload_devices(struct server *sv, const struct gs_mig_device *devs, 
   grow_retiring(sv);
   printf("reload: %d MIG devices, %u workers added, %u devices gone\n", n, added, gone);
   fflush(stdout);
-  sv->retire_until = gs_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
+  sv->retire_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
   if (gone && !sv->retire_timer)
-    sv->retire_timer = gs_loop_timer_add(sv->loop, 0, on_retire_tick, sv);
+    sv->retire_timer = gs_net_loop_timer_add(sv->loop, 0, on_retire_tick, sv);
 }
 
 static void reload(struct server *sv)
@@ -206,21 +206,21 @@ static void reload(struct server *sv)
 
 /* Drain: once nothing is under way (or the bound passed), stop the workers,
  * then the loop once they are reaped. */
-static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_drain_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct server *sv = data;
   (void)id;
   if ((gs_proxy_inflight(sv->proxy) || gs_proxy_grpc_inflight(sv->grpc)) &&
-      gs_loop_now_us() < sv->drain_until)
+      gs_net_loop_now_us() < sv->drain_until)
     return 20000;
   gs_super_stop(sv->super);
   if (!gs_super_stopped(sv->super))
     return 20000;
-  gs_loop_stop(loop);
-  return GS_LOOP_TIMER_DONE;
+  gs_net_loop_stop(loop);
+  return GS_NET_TIMER_DONE;
 }
 
-static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_signal(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct server *sv = data;
   struct signalfd_siginfo si;
@@ -232,12 +232,12 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
     return;
   }
   sv->draining = true;
-  sv->drain_until = gs_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
+  sv->drain_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
   fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
           strsignal((int)si.ssi_signo), gs_proxy_inflight(sv->proxy));
   gs_proxy_drain(sv->proxy);
   gs_proxy_grpc_drain(sv->grpc);
-  gs_loop_timer_add(loop, 0, on_drain_tick, sv);
+  gs_net_loop_timer_add(loop, 0, on_drain_tick, sv);
 }
 
 /* Client connections, upstream ones and workers' pipes need fds: the soft
@@ -264,17 +264,17 @@ static int listen_all(struct gs_err *err, struct server *sv, unsigned ports[3])
 {
   const struct gs_serve_config *cfg = sv->cfg;
   int lfd = -1, rc;
-  if ((rc = gs_serve_listen(err, cfg->listen, 4096, &lfd, &ports[0])) != 0 ||
+  if ((rc = gs_net_listen(err, cfg->listen, 4096, &lfd, &ports[0])) != 0 ||
       (rc = gs_proxy_listen_fd(err, sv->proxy, lfd)) != 0)
     goto out;
   lfd = -1; /* the proxy's now */
   if (cfg->grpc_listen &&
-      ((rc = gs_serve_listen(err, cfg->grpc_listen, 4096, &lfd, &ports[1])) != 0 ||
+      ((rc = gs_net_listen(err, cfg->grpc_listen, 4096, &lfd, &ports[1])) != 0 ||
        (rc = gs_proxy_grpc_new(err, sv->loop, sv->proxy, sv->super, lfd, &sv->grpc)) != 0))
     goto out;
   lfd = -1;
   if (cfg->admin_listen &&
-      ((rc = gs_serve_listen(err, cfg->admin_listen, 64, &lfd, &ports[2])) != 0 ||
+      ((rc = gs_net_listen(err, cfg->admin_listen, 64, &lfd, &ports[2])) != 0 ||
        (rc = gs_proxy_admin_new(err, sv->loop, sv->proxy, sv->super, cfg->admin_token, lfd,
                                 &sv->admin)) != 0))
     goto out;
@@ -335,7 +335,7 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
   pc.on_eject = on_eject;
   pc.metrics_more = scale_metrics;
   pc.ctx = sv;
-  if ((rc = gs_loop_new(err, GS_SERVE_LOOP_FDS, &sv->loop)) != 0 ||
+  if ((rc = gs_net_loop_new(err, GS_SERVE_LOOP_FDS, &sv->loop)) != 0 ||
       (rc = gs_super_new(err, sv->loop, &scfg, &sv->super)) != 0)
     return rc;
   pc.super = sv->super;
@@ -344,11 +344,11 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
     return rc;
   if ((*sfd = signalfd(-1, sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
     return gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM, SIGINT and SIGHUP");
-  if ((rc = gs_loop_add(err, sv->loop, *sfd, GS_LOOP_READABLE, on_signal, sv)) != 0 ||
+  if ((rc = gs_net_loop_add(err, sv->loop, *sfd, GS_NET_READABLE, on_signal, sv)) != 0 ||
       (rc = gs_super_start(err, sv->super)) != 0 || (rc = start_scale(err, sv)) != 0)
     return rc;
   print_banner(sv, ports);
-  rc = gs_loop_run(sv->loop);
+  rc = gs_net_loop_run(sv->loop);
   if (rc == 0)
     fprintf(stderr, "gpuslice serve: stopped\n");
   return rc;
@@ -374,8 +374,8 @@ int gs_serve_run(struct gs_err *err, const struct gs_serve_config *cfg)
   gs_scale_free(sv.scale); /* its workers are reaped: its instances go */
   gs_serve_pidfile_close(sv.pidfile); /* no worker left to record */
   if (sfd >= 0)
-    gs_loop_close_fd(sv.loop, sfd);
-  gs_loop_free(sv.loop);
+    gs_net_loop_close_fd(sv.loop, sfd);
+  gs_net_loop_free(sv.loop);
   sigprocmask(SIG_SETMASK, &old, NULL);
   free(sv.retiring);
   return rc;

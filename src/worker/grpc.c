@@ -22,7 +22,7 @@ enum { ST_OK = 0, ST_INVALID_ARGUMENT = 3, ST_NOT_FOUND = 5, ST_RESOURCE_EXHAUST
 
 struct gs_grpc_server {
   struct gs_h2_server *h2;
-  struct gs_serve_worker *w;
+  struct gs_worker *w;
 };
 
 /* An infer call waiting for its modelled turn, its answer already packed. */
@@ -370,8 +370,8 @@ static void handle(void *ctx, struct gs_h2_call *call, const struct gs_h2_reques
                 (int)(req->path_len > 200 ? 200 : req->path_len), req->path);
 }
 
-int gs__grpc_worker_new(struct gs_err *err, struct gs_loop *loop, struct gs_serve_worker *w,
-                        int fd, struct gs_grpc_server **out)
+int gs__grpc_worker_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_worker *w, int fd,
+                        struct gs_grpc_server **out)
 {
   struct gs_grpc_server *g = calloc(1, sizeof(*g));
   int rc;

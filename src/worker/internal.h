@@ -25,27 +25,26 @@ struct gs__model {
 };
 
 /* A served model by name; GS_E_NOT_FOUND when unknown or not served. */
-int gs__worker_model(const struct gs_serve_worker *w, const char *name, size_t len,
+int gs__worker_model(const struct gs_worker *w, const char *name, size_t len,
                      struct gs__model *out);
 /* The served models' names in buf (n entries at most, NULL-terminated). */
-const char *const *gs__worker_enabled_models(const struct gs_serve_worker *w, const char **buf,
-                                             size_t n);
-bool gs__worker_ready(const struct gs_serve_worker *w);
+const char *const *gs__worker_enabled_models(const struct gs_worker *w, const char **buf, size_t n);
+bool gs__worker_ready(const struct gs_worker *w);
 /* Counts a refused request of model idx (nv_inference_request_failure). */
-void gs__worker_failed(struct gs_serve_worker *w, unsigned idx);
+void gs__worker_failed(struct gs_worker *w, unsigned idx);
 /* ok: the request held the modelled slice and is counted a success; false:
  * the worker is being freed and the request never ran. */
 typedef void gs__worker_done_fn(void *ctx, bool ok, uint64_t queue_us, uint64_t compute_us);
 /* Queues one request of model idx on the modelled slice, as an HTTP infer. */
-int gs__worker_enqueue(struct gs_serve_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx);
+int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx);
 /* Output tensor k's values for inputs hashing to hash (the HTTP path's too). */
 void gs__worker_output_values(uint64_t hash, unsigned k, float *v, size_t n);
 
 /* The worker's gRPC service (grpc.c) on its own listener (fd -1: none,
  * for in-memory connections on its HTTP/2 server). */
 struct gs_grpc_server;
-int gs__grpc_worker_new(struct gs_err *err, struct gs_loop *loop, struct gs_serve_worker *w,
-                        int fd, struct gs_grpc_server **out);
+int gs__grpc_worker_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_worker *w, int fd,
+                        struct gs_grpc_server **out);
 void gs__grpc_worker_free(struct gs_grpc_server *g);
 struct gs_h2_server *gs__grpc_worker_h2(struct gs_grpc_server *g);
 

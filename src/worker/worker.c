@@ -84,19 +84,19 @@ struct job {
   size_t json_len; /* Inference-Header-Content-Length, 0 when all JSON */
 };
 
-struct gs_serve_worker {
-  struct gs_serve_worker_config cfg;
+struct gs_worker {
+  struct gs_worker_config cfg;
   bool enabled[GS_NITEMS(models)];
   struct model_stats stats[GS_NITEMS(models)];
   uint64_t time_us[GS_NITEMS(models)];
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct job *head, *tail; /* FIFO; head is on the slice when busy */
   bool busy;
   bool unready; /* SIGUSR1 toggles it: /v2/health/ready answers 503 (tests, hand-drain) */
-  int grpc_fd;  /* gRPC listener (gs_serve_worker_grpc_fd), -1: none */
+  int grpc_fd;  /* gRPC listener (gs_worker_grpc_fd), -1: none */
 };
 
-const char *const *gs_serve_model_names(void)
+const char *const *gs_worker_model_names(void)
 {
   return model_names;
 }
@@ -112,8 +112,8 @@ static const struct model_spec *model_find(const char *name, size_t len, unsigne
   return NULL;
 }
 
-int gs_serve_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
-                           unsigned share, uint64_t *us)
+int gs_worker_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
+                            unsigned share, uint64_t *us)
 {
   const struct model_spec *m = model_find(model, strlen(model), NULL);
   double t;
@@ -128,10 +128,9 @@ int gs_serve_model_time_us(struct gs_err *err, const char *model, unsigned sms, 
   return 0;
 }
 
-int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config *cfg,
-                        struct gs_serve_worker **out)
+int gs_worker_new(struct gs_err *err, const struct gs_worker_config *cfg, struct gs_worker **out)
 {
-  struct gs_serve_worker *w = calloc(1, sizeof(*w));
+  struct gs_worker *w = calloc(1, sizeof(*w));
   int rc;
   *out = NULL;
   if (!w)
@@ -146,8 +145,8 @@ int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config 
                         *n);
     }
     w->enabled[i] = true;
-    if ((rc = gs_serve_model_time_us(err, *n, cfg->sms, cfg->full_sms, cfg->share ? cfg->share : 1,
-                                     &w->time_us[i])) != 0) {
+    if ((rc = gs_worker_model_time_us(err, *n, cfg->sms, cfg->full_sms, cfg->share ? cfg->share : 1,
+                                      &w->time_us[i])) != 0) {
       free(w);
       return rc;
     }
@@ -160,7 +159,7 @@ int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config 
 
 /* Jobs hold connections the HTTP server frees on its own: never touched here;
  * a gRPC job's call is told it was cancelled, so it can free itself. */
-void gs_serve_worker_free(struct gs_serve_worker *w)
+void gs_worker_free(struct gs_worker *w)
 {
   if (!w)
     return;
@@ -175,16 +174,16 @@ void gs_serve_worker_free(struct gs_serve_worker *w)
   free(w);
 }
 
-void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop)
+void gs_worker_attach(struct gs_worker *w, struct gs_net_loop *loop)
 {
   w->loop = loop;
 }
 
 /* ---- the slice: one request at a time, FIFO ---- */
 
-static void start_next(struct gs_serve_worker *w);
+static void start_next(struct gs_worker *w);
 
-static void finish(struct gs_serve_worker *w, struct job *j, uint64_t now)
+static void finish(struct gs_worker *w, struct job *j, uint64_t now)
 {
   struct model_stats *st = &w->stats[j->model];
   char extra[160];
@@ -212,9 +211,9 @@ static void finish(struct gs_serve_worker *w, struct job *j, uint64_t now)
   free(j);
 }
 
-static int64_t on_computed(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_computed(struct gs_net_loop *loop, uint64_t id, void *data)
 {
-  struct gs_serve_worker *w = data;
+  struct gs_worker *w = data;
   struct job *j = w->head;
   (void)loop;
   (void)id;
@@ -222,16 +221,16 @@ static int64_t on_computed(struct gs_loop *loop, uint64_t id, void *data)
   if (!w->head)
     w->tail = NULL;
   w->busy = false;
-  finish(w, j, gs_loop_now_us());
+  finish(w, j, gs_net_loop_now_us());
   start_next(w);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
-static void start_next(struct gs_serve_worker *w)
+static void start_next(struct gs_worker *w)
 {
   if (w->busy || !w->head)
     return;
-  w->head->start_us = gs_loop_now_us();
+  w->head->start_us = gs_net_loop_now_us();
   if (w->cfg.instant || !w->loop) {
     struct job *j = w->head;
     w->head = j->next;
@@ -242,11 +241,11 @@ static void start_next(struct gs_serve_worker *w)
     return;
   }
   w->busy = true;
-  if (!gs_loop_timer_add(w->loop, w->head->compute_us, on_computed, w))
+  if (!gs_net_loop_timer_add(w->loop, w->head->compute_us, on_computed, w))
     on_computed(w->loop, 0, w); /* no memory for a timer: answer now rather than hang */
 }
 
-static void enqueue(struct gs_serve_worker *w, struct job *j)
+static void enqueue(struct gs_worker *w, struct job *j)
 {
   w->stats[j->model].pending++;
   if (w->tail)
@@ -288,7 +287,7 @@ static void respond_json(struct gs_http_conn *conn, int status, json_t *v)
   free(s);
 }
 
-static void server_metadata(struct gs_serve_worker *w, struct gs_http_conn *conn)
+static void server_metadata(struct gs_worker *w, struct gs_http_conn *conn)
 {
   json_t *ms = json_array();
   for (unsigned i = 0; i < GS_NITEMS(models); i++)
@@ -303,7 +302,7 @@ static void server_metadata(struct gs_serve_worker *w, struct gs_http_conn *conn
                          "emulated worker: no GPU is used; inference time is modelled"));
 }
 
-static void model_metadata(struct gs_serve_worker *w, struct gs_http_conn *conn,
+static void model_metadata(struct gs_worker *w, struct gs_http_conn *conn,
                            const struct model_spec *m, unsigned idx)
 {
   respond_json(conn, 200,
@@ -313,7 +312,7 @@ static void model_metadata(struct gs_serve_worker *w, struct gs_http_conn *conn,
                          tensors_json(m->in, m->nin), "outputs", tensors_json(m->out, m->nout)));
 }
 
-static void metrics(struct gs_serve_worker *w, struct gs_http_conn *conn)
+static void metrics(struct gs_worker *w, struct gs_http_conn *conn)
 {
   static const struct {
     const char *name, *type, *help;
@@ -665,8 +664,8 @@ static int build_answer(const struct infer *q, json_t *id, struct job *j)
   return 0;
 }
 
-static void infer(struct gs_serve_worker *w, struct gs_http_conn *conn,
-                  const struct gs_http_request *req, const struct model_spec *m, unsigned idx)
+static void infer(struct gs_worker *w, struct gs_http_conn *conn, const struct gs_http_request *req,
+                  const struct model_spec *m, unsigned idx)
 {
   struct infer q = {.m = m, .idx = idx};
   struct job *j = calloc(1, sizeof(*j));
@@ -682,7 +681,7 @@ static void infer(struct gs_serve_worker *w, struct gs_http_conn *conn,
   }
   j->conn = conn;
   j->model = idx;
-  j->arrival_us = gs_loop_now_us();
+  j->arrival_us = gs_net_loop_now_us();
   j->compute_us = w->time_us[idx];
   enqueue(w, j);
 }
@@ -698,8 +697,7 @@ static void tensor_out(const struct tensor_spec *t, struct gs__tensor *o)
   o->elements = element_count(t);
 }
 
-int gs__worker_model(const struct gs_serve_worker *w, const char *name, size_t len,
-                     struct gs__model *out)
+int gs__worker_model(const struct gs_worker *w, const char *name, size_t len, struct gs__model *out)
 {
   unsigned idx;
   const struct model_spec *m = model_find(name, len, &idx);
@@ -716,8 +714,7 @@ int gs__worker_model(const struct gs_serve_worker *w, const char *name, size_t l
   return 0;
 }
 
-const char *const *gs__worker_enabled_models(const struct gs_serve_worker *w, const char **buf,
-                                             size_t n)
+const char *const *gs__worker_enabled_models(const struct gs_worker *w, const char **buf, size_t n)
 {
   size_t o = 0;
   for (unsigned i = 0; i < GS_NITEMS(models) && o + 1 < n; i++)
@@ -727,17 +724,17 @@ const char *const *gs__worker_enabled_models(const struct gs_serve_worker *w, co
   return buf;
 }
 
-bool gs__worker_ready(const struct gs_serve_worker *w)
+bool gs__worker_ready(const struct gs_worker *w)
 {
   return !w->unready;
 }
 
-void gs__worker_failed(struct gs_serve_worker *w, unsigned idx)
+void gs__worker_failed(struct gs_worker *w, unsigned idx)
 {
   w->stats[idx].failure++;
 }
 
-int gs__worker_enqueue(struct gs_serve_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx)
+int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx)
 {
   struct job *j = calloc(1, sizeof(*j));
   if (!j)
@@ -745,13 +742,13 @@ int gs__worker_enqueue(struct gs_serve_worker *w, unsigned idx, gs__worker_done_
   j->done = done;
   j->done_ctx = ctx;
   j->model = idx;
-  j->arrival_us = gs_loop_now_us();
+  j->arrival_us = gs_net_loop_now_us();
   j->compute_us = w->time_us[idx];
   enqueue(w, j);
   return 0;
 }
 
-void gs_serve_worker_grpc_fd(struct gs_serve_worker *w, int fd)
+void gs_worker_grpc_fd(struct gs_worker *w, int fd)
 {
   w->grpc_fd = fd;
 }
@@ -764,7 +761,7 @@ static bool is(const char *p, size_t n, const char *lit)
 }
 
 /* /v2/models/{m}[/versions/1][/ready|/infer] */
-static void route_model(struct gs_serve_worker *w, struct gs_http_conn *conn,
+static void route_model(struct gs_worker *w, struct gs_http_conn *conn,
                         const struct gs_http_request *req, const char *p, size_t n)
 {
   const char *slash = memchr(p, '/', n);
@@ -800,9 +797,9 @@ static void route_model(struct gs_serve_worker *w, struct gs_http_conn *conn,
     gs_http_respond_error(conn, 404, "no such endpoint: %.*s", (int)req->path_len, req->path);
 }
 
-void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn, const struct gs_http_request *req)
+void gs_worker_handle(void *ctx, struct gs_http_conn *conn, const struct gs_http_request *req)
 {
-  struct gs_serve_worker *w = ctx;
+  struct gs_worker *w = ctx;
   const char *q = memchr(req->path, '?', req->path_len);
   size_t n = q ? (size_t)(q - req->path) : req->path_len;
   const char *p = req->path;
@@ -824,9 +821,9 @@ void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn, const struct g
 
 /* ---- running ---- */
 
-static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_signal(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
-  struct gs_serve_worker *w = data;
+  struct gs_worker *w = data;
   struct signalfd_siginfo si;
   (void)mask;
   if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
@@ -834,7 +831,7 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   if (si.ssi_signo == SIGUSR1)
     w->unready = !w->unready;
   else
-    gs_loop_stop(loop);
+    gs_net_loop_stop(loop);
 }
 
 static int signal_fd(struct gs_err *err)
@@ -851,28 +848,28 @@ static int signal_fd(struct gs_err *err)
   return fd;
 }
 
-int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
-                        const struct gs_http_limits *limits)
+int gs_worker_run(struct gs_err *err, struct gs_worker *w, int listen_fd,
+                  const struct gs_http_limits *limits)
 {
-  struct gs_loop *loop = NULL;
+  struct gs_net_loop *loop = NULL;
   struct gs_http_server *srv = NULL;
   struct gs_grpc_server *gsrv = NULL;
   unsigned conns = limits ? limits->max_conns : 1024;
   int rc, sfd = -1;
-  if ((rc = gs_loop_new(err, (int)conns + 64, &loop)) != 0)
+  if ((rc = gs_net_loop_new(err, (int)conns + 64, &loop)) != 0)
     goto out;
   if ((rc = sfd = signal_fd(err)) < 0)
     goto out;
-  if ((rc = gs_loop_add(err, loop, sfd, GS_LOOP_READABLE, on_signal, w)) != 0 ||
-      (rc = gs_http_server_new(err, loop, limits, gs_serve_worker_handle, w, &srv)) != 0 ||
+  if ((rc = gs_net_loop_add(err, loop, sfd, GS_NET_READABLE, on_signal, w)) != 0 ||
+      (rc = gs_http_server_new(err, loop, limits, gs_worker_handle, w, &srv)) != 0 ||
       (rc = gs_http_server_listen_fd(err, srv, listen_fd)) != 0)
     goto out;
   listen_fd = -1; /* the server owns it now */
   if (w->grpc_fd >= 0 && (rc = gs__grpc_worker_new(err, loop, w, w->grpc_fd, &gsrv)) != 0)
     goto out;
   w->grpc_fd = -1;
-  gs_serve_worker_attach(w, loop);
-  if ((rc = gs_loop_run(loop)) != 0)
+  gs_worker_attach(w, loop);
+  if ((rc = gs_net_loop_run(loop)) != 0)
     gs_err_set(err, rc, "event loop failed: %s", strerror(errno));
 out:
   w->loop = NULL;
@@ -882,6 +879,6 @@ out:
     close(listen_fd);
   if (sfd >= 0)
     close(sfd);
-  gs_loop_free(loop);
+  gs_net_loop_free(loop);
   return rc;
 }

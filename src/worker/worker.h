@@ -9,7 +9,7 @@
 
 /* ---- emulated KServe v2 worker ---- */
 
-struct gs_serve_worker_config {
+struct gs_worker_config {
   const char *const *models; /* names; NULL-terminated; NULL = every model */
   unsigned sms;              /* SMs of the slice this worker models */
   unsigned full_sms;         /* SMs of the whole GPU (the calibration point) */
@@ -20,26 +20,24 @@ struct gs_serve_worker_config {
 };
 
 /* The names of every emulated model, NULL-terminated. */
-const char *const *gs_serve_model_names(void);
+const char *const *gs_worker_model_names(void);
 /* Modelled compute time of one batch-1 request of a model, in µs. */
-int gs_serve_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
-                           unsigned share, uint64_t *us);
+int gs_worker_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
+                            unsigned share, uint64_t *us);
 
-struct gs_serve_worker;
-int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config *cfg,
-                        struct gs_serve_worker **out);
-void gs_serve_worker_free(struct gs_serve_worker *w);
+struct gs_worker;
+int gs_worker_new(struct gs_err *err, const struct gs_worker_config *cfg, struct gs_worker **out);
+void gs_worker_free(struct gs_worker *w);
 /* The HTTP handler of the worker (ctx = the worker); needs a loop for its
- * compute timers, given by gs_serve_worker_attach. */
-void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
-void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
-                            const struct gs_http_request *req);
+ * compute timers, given by gs_worker_attach. */
+void gs_worker_attach(struct gs_worker *w, struct gs_net_loop *loop);
+void gs_worker_handle(void *ctx, struct gs_http_conn *conn, const struct gs_http_request *req);
 /* Also serves KServe v2 gRPC (inference.GRPCInferenceService, h2c; see
- * docs/grpc.md) on listening fd, which gs_serve_worker_run then owns. */
-void gs_serve_worker_grpc_fd(struct gs_serve_worker *w, int fd);
+ * docs/grpc.md) on listening fd, which gs_worker_run then owns. */
+void gs_worker_grpc_fd(struct gs_worker *w, int fd);
 /* Serves on listen_fd until SIGTERM or SIGINT; SIGUSR1 toggles its ready
  * answer between 200 and 503 (a live but unready worker). 0 or a negative code. */
-int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
-                        const struct gs_http_limits *limits);
+int gs_worker_run(struct gs_err *err, struct gs_worker *w, int listen_fd,
+                  const struct gs_http_limits *limits);
 
 #endif

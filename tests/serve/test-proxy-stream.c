@@ -85,7 +85,7 @@ static void raw_init(struct raw *b, size_t body_len)
   struct gs_err err = {0};
   memset(b, 0, sizeof(*b));
   b->fd = -1;
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 8, &b->lfd, &b->port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 8, &b->lfd, &b->port), 0);
   b->body_len = body_len;
   if (body_len) {
     b->body = pattern(body_len);
@@ -149,7 +149,7 @@ static void raw_pump(struct raw *b)
 /* ---- the proxy and a client ---- */
 
 struct env {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy *proxy;
   unsigned port;
   struct gs_http_server *echo;
@@ -169,12 +169,12 @@ static void env_init_limits(struct env *e, size_t max_body, unsigned read_timeou
   if (max_body)
     cfg.limits.max_body = max_body;
   memset(e, 0, sizeof(*e));
-  assert_int_equal(gs_loop_new(&err, 1024, &e->loop), 0);
+  assert_int_equal(gs_net_loop_new(&err, 1024, &e->loop), 0);
   assert_int_equal(gs_proxy_new(&err, e->loop, &cfg, &e->proxy), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e->port), 0);
   assert_int_equal(gs_proxy_listen_fd(&err, e->proxy, fd), 0);
   assert_int_equal(gs_http_server_new(&err, e->loop, NULL, echo_handle, NULL, &e->echo), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->echo_port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e->echo_port), 0);
   assert_int_equal(gs_http_server_listen_fd(&err, e->echo, fd), 0);
 }
 
@@ -187,7 +187,7 @@ static void env_free(struct env *e)
 {
   gs_proxy_free(e->proxy);
   gs_http_server_free(e->echo);
-  gs_loop_free(e->loop);
+  gs_net_loop_free(e->loop);
 }
 
 struct client {
@@ -235,9 +235,9 @@ static void client_pump(struct client *c)
 /* Turns the loop and pumps everyone until the client's connection ends. */
 static void run(struct env *e, struct client *c, struct raw *b)
 {
-  uint64_t deadline = gs_loop_now_us() + DEADLINE_US;
-  while (!c->eof && gs_loop_now_us() < deadline) {
-    gs_loop_run_once(e->loop, 1);
+  uint64_t deadline = gs_net_loop_now_us() + DEADLINE_US;
+  while (!c->eof && gs_net_loop_now_us() < deadline) {
+    gs_net_loop_run_once(e->loop, 1);
     if (b)
       raw_pump(b);
     client_pump(c);
@@ -264,9 +264,9 @@ static int answer(struct client *c, char **body, size_t *len)
   *len = c->in_len - (size_t)hl;
   for (size_t i = 0; i < nh; i++)
     if (h[i].name_len == 17 && strncasecmp(h[i].name, "transfer-encoding", 17) == 0) {
-      struct gs__chunked d;
-      gs__chunked_init(&d);
-      assert_true(gs__chunked_decode(&d, *body, len, UINT64_MAX) >= 0);
+      struct gs_http_chunked d;
+      gs_http_chunked_init(&d);
+      assert_true(gs_http_chunked_decode(&d, *body, len, UINT64_MAX) >= 0);
     }
   return status;
 }
@@ -378,8 +378,8 @@ static void test_slow_reader_bounded(void **state)
   client_open(&c, e.port, req, sizeof(req) - 1);
   c.reading = false;
   before = mallinfo2().uordblks;
-  for (until = gs_loop_now_us() + 1000000; gs_loop_now_us() < until;) {
-    gs_loop_run_once(e.loop, 1);
+  for (until = gs_net_loop_now_us() + 1000000; gs_net_loop_now_us() < until;) {
+    gs_net_loop_run_once(e.loop, 1);
     raw_pump(&b);
     client_pump(&c);
   }
@@ -506,8 +506,8 @@ static void test_body_limit_while_streaming(void **state)
   client_open(&c, e.port, req, n);
   run(&e, &c, &b);
   assert_int_equal(answer(&c, &body, &len), 413);
-  for (deadline = gs_loop_now_us() + DEADLINE_US; !b.eof && gs_loop_now_us() < deadline;) {
-    gs_loop_run_once(e.loop, 1);
+  for (deadline = gs_net_loop_now_us() + DEADLINE_US; !b.eof && gs_net_loop_now_us() < deadline;) {
+    gs_net_loop_run_once(e.loop, 1);
     raw_pump(&b);
   }
   assert_true(b.got > 0 && b.eof); /* it had the start; its connection is gone */
@@ -532,8 +532,8 @@ static void test_slowloris_while_streaming(void **state)
   gs_proxy_worker_set(e.proxy, 0, b.port, true);
   client_open(&c, e.port, req, sizeof(req) - 1);
   run(&e, &c, &b);
-  for (deadline = gs_loop_now_us() + DEADLINE_US; !b.eof && gs_loop_now_us() < deadline;) {
-    gs_loop_run_once(e.loop, 1);
+  for (deadline = gs_net_loop_now_us() + DEADLINE_US; !b.eof && gs_net_loop_now_us() < deadline;) {
+    gs_net_loop_run_once(e.loop, 1);
     raw_pump(&b);
   }
   assert_true(b.got > 0 && b.eof);
@@ -565,15 +565,15 @@ static void test_threads(void **state)
   memset(&e, 0, sizeof(e));
   gs_http_limits_default(&cfg.limits);
   cfg.limits.read_timeout_ms = 120000;
-  assert_int_equal(gs_loop_new(&err, 1024, &e.loop), 0);
+  assert_int_equal(gs_net_loop_new(&err, 1024, &e.loop), 0);
   assert_int_equal(gs_proxy_new(&err, e.loop, &cfg, &e.proxy), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e.port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e.port), 0);
   assert_int_equal(gs_proxy_listen_fd(&err, e.proxy, fd), 0);
   assert_int_equal(gs_http_server_new(&err, e.loop, NULL, echo_handle, NULL, &e.echo), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e.echo_port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e.echo_port), 0);
   assert_int_equal(gs_http_server_listen_fd(&err, e.echo, fd), 0);
   assert_int_equal(gs_http_server_new(&err, e.loop, NULL, echo_handle, NULL, &echo2), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &port2), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &port2), 0);
   assert_int_equal(gs_http_server_listen_fd(&err, echo2, fd), 0);
   gs_proxy_worker_set(e.proxy, 0, e.echo_port, true);
   gs_proxy_worker_set(e.proxy, 1, port2, true);
@@ -581,15 +581,15 @@ static void test_threads(void **state)
   req = post("/", BODY, &n);
   for (int i = 0; i < NCLIENTS; i++)
     client_open(&c[i], e.port, req, n);
-  deadline = gs_loop_now_us() + DEADLINE_US;
+  deadline = gs_net_loop_now_us() + DEADLINE_US;
   do {
-    gs_loop_run_once(e.loop, 1);
+    gs_net_loop_run_once(e.loop, 1);
     all = true;
     for (int i = 0; i < NCLIENTS; i++) {
       client_pump(&c[i]);
       all = all && c[i].eof;
     }
-  } while (!all && gs_loop_now_us() < deadline);
+  } while (!all && gs_net_loop_now_us() < deadline);
   for (int i = 0; i < NCLIENTS; i++) {
     assert_int_equal(answer(&c[i], &body, &len), 200);
     assert_pattern(body, len, BODY);
@@ -648,15 +648,15 @@ static void test_threads_share_connections(void **state)
   (void)state;
   memset(&e, 0, sizeof(e));
   gs_http_limits_default(&cfg.limits);
-  assert_int_equal(gs_loop_new(&err, 1024, &e.loop), 0);
+  assert_int_equal(gs_net_loop_new(&err, 1024, &e.loop), 0);
   assert_int_equal(gs_proxy_new(&err, e.loop, &cfg, &e.proxy), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e.port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e.port), 0);
   assert_int_equal(gs_proxy_listen_fd(&err, e.proxy, fd), 0);
   for (int i = 0; i < 8; i++)
     client_open(&c[i], e.port, NULL, 0);
-  deadline = gs_loop_now_us() + DEADLINE_US;
-  while (got < 8 && gs_loop_now_us() < deadline) {
-    gs_loop_run_once(e.loop, 1);
+  deadline = gs_net_loop_now_us() + DEADLINE_US;
+  while (got < 8 && gs_net_loop_now_us() < deadline) {
+    gs_net_loop_run_once(e.loop, 1);
     got = gs__proxy_thread_conns(e.proxy, 0) + gs__proxy_thread_conns(e.proxy, 1);
   }
   assert_int_equal(got, 8);
@@ -666,7 +666,7 @@ static void test_threads_share_connections(void **state)
   for (int i = 0; i < 8; i++)
     client_free(&c[i]);
   gs_proxy_free(e.proxy);
-  gs_loop_free(e.loop);
+  gs_net_loop_free(e.loop);
 }
 
 int main(void)

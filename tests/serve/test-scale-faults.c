@@ -26,7 +26,7 @@
 struct env {
   char dir[256], state[300], blocker[320];
   struct gs_backend *b;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_super *super;
   struct gs_proxy *proxy;
   unsigned gpus[1];
@@ -53,7 +53,7 @@ static void env_init(struct env *e)
   bc.state_path = emu;
   assert_int_equal(gs_backend_open(&err, &bc, &e->b), 0);
   assert_int_equal(e->b->ops->set_mig_mode(e->b, &err, 0, true, &act), 0);
-  assert_int_equal(gs_loop_new(&err, 256, &e->loop), 0);
+  assert_int_equal(gs_net_loop_new(&err, 256, &e->loop), 0);
   assert_int_equal(gs_super_new(&err, e->loop, &sc, &e->super), 0);
   pc.super = e->super;
   assert_int_equal(gs_proxy_new(&err, e->loop, &pc, &e->proxy), 0);
@@ -64,7 +64,7 @@ static void env_free(struct env *e)
   char cmd[600];
   gs_super_free(e->super);
   gs_proxy_free(e->proxy);
-  gs_loop_free(e->loop);
+  gs_net_loop_free(e->loop);
   gs_backend_close(e->b);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
   assert_int_equal(system(cmd), 0);
@@ -173,9 +173,9 @@ static void test_state_unwritable_after_adoption(void **state)
 /* Turns the loop for about ms. */
 static void turn(struct env *e, unsigned ms)
 {
-  uint64_t until = gs_loop_now_us() + (uint64_t)ms * 1000;
-  while (gs_loop_now_us() < until)
-    gs_loop_run_once(e->loop, 5);
+  uint64_t until = gs_net_loop_now_us() + (uint64_t)ms * 1000;
+  while (gs_net_loop_now_us() < until)
+    gs_net_loop_run_once(e->loop, 5);
 }
 
 /* Runs fn with stderr in a file; returns what it wrote (caller frees). */

@@ -14,11 +14,11 @@
 
 #include "serve/serve.h"
 
-static struct gs_loop *new_loop(void)
+static struct gs_net_loop *new_loop(void)
 {
-  struct gs_loop *l = NULL;
+  struct gs_net_loop *l = NULL;
   struct gs_err err = {0};
-  assert_int_equal(gs_loop_new(&err, 64, &l), 0);
+  assert_int_equal(gs_net_loop_new(&err, 64, &l), 0);
   assert_non_null(l);
   return l;
 }
@@ -34,94 +34,94 @@ struct tag {
   int id;
 };
 
-static int64_t record(struct gs_loop *l, uint64_t id, void *data)
+static int64_t record(struct gs_net_loop *l, uint64_t id, void *data)
 {
   struct tag *t = data;
   (void)l;
   (void)id;
   t->o->seen[t->o->n++] = t->id;
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
-static void run_until_no_timers(struct gs_loop *l)
+static void run_until_no_timers(struct gs_net_loop *l)
 {
-  for (int turns = 0; gs_loop_timer_count(l) && turns < 1000; turns++)
-    assert_true(gs_loop_run_once(l, 100) >= 0);
-  assert_int_equal(gs_loop_timer_count(l), 0);
+  for (int turns = 0; gs_net_loop_timer_count(l) && turns < 1000; turns++)
+    assert_true(gs_net_loop_run_once(l, 100) >= 0);
+  assert_int_equal(gs_net_loop_timer_count(l), 0);
 }
 
 static void test_timers_fire_in_order(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   struct order o = {0};
   struct tag t[5] = {{&o, 0}, {&o, 1}, {&o, 2}, {&o, 3}, {&o, 4}};
   (void)state;
-  assert_true(gs_loop_timer_add(l, 30000, record, &t[3]) > 0);
-  assert_true(gs_loop_timer_add(l, 10000, record, &t[1]) > 0);
-  assert_true(gs_loop_timer_add(l, 0, record, &t[0]) > 0);
-  assert_true(gs_loop_timer_add(l, 20000, record, &t[2]) > 0);
-  assert_true(gs_loop_timer_add(l, 40000, record, &t[4]) > 0);
+  assert_true(gs_net_loop_timer_add(l, 30000, record, &t[3]) > 0);
+  assert_true(gs_net_loop_timer_add(l, 10000, record, &t[1]) > 0);
+  assert_true(gs_net_loop_timer_add(l, 0, record, &t[0]) > 0);
+  assert_true(gs_net_loop_timer_add(l, 20000, record, &t[2]) > 0);
+  assert_true(gs_net_loop_timer_add(l, 40000, record, &t[4]) > 0);
   run_until_no_timers(l);
   assert_int_equal(o.n, 5);
   for (int i = 0; i < 5; i++)
     assert_int_equal(o.seen[i], i);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 static void test_timers_same_time_fifo(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   struct order o = {0};
   struct tag t[8];
   (void)state;
   for (int i = 0; i < 8; i++) {
     t[i] = (struct tag){&o, i};
-    assert_true(gs_loop_timer_add(l, 0, record, &t[i]) > 0);
+    assert_true(gs_net_loop_timer_add(l, 0, record, &t[i]) > 0);
   }
   run_until_no_timers(l);
   assert_int_equal(o.n, 8);
   for (int i = 0; i < 8; i++)
     assert_int_equal(o.seen[i], i);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 static void test_timer_cancel(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   struct order o = {0};
   struct tag a = {&o, 1}, b = {&o, 2};
   uint64_t ia, ib;
   (void)state;
-  ia = gs_loop_timer_add(l, 1000, record, &a);
-  ib = gs_loop_timer_add(l, 2000, record, &b);
-  assert_int_equal(gs_loop_timer_del(l, ia), 0);
-  assert_int_equal(gs_loop_timer_del(l, ia), GS_E_NOT_FOUND);
+  ia = gs_net_loop_timer_add(l, 1000, record, &a);
+  ib = gs_net_loop_timer_add(l, 2000, record, &b);
+  assert_int_equal(gs_net_loop_timer_del(l, ia), 0);
+  assert_int_equal(gs_net_loop_timer_del(l, ia), GS_E_NOT_FOUND);
   run_until_no_timers(l);
   assert_int_equal(o.n, 1);
   assert_int_equal(o.seen[0], 2);
-  assert_int_equal(gs_loop_timer_del(l, ib), GS_E_NOT_FOUND);
-  gs_loop_free(l);
+  assert_int_equal(gs_net_loop_timer_del(l, ib), GS_E_NOT_FOUND);
+  gs_net_loop_free(l);
 }
 
-static int64_t three_times(struct gs_loop *l, uint64_t id, void *data)
+static int64_t three_times(struct gs_net_loop *l, uint64_t id, void *data)
 {
   int *count = data;
   (void)l;
   (void)id;
-  return ++*count < 3 ? 0 : GS_LOOP_TIMER_DONE; /* 0: again, but next turn */
+  return ++*count < 3 ? 0 : GS_NET_TIMER_DONE; /* 0: again, but next turn */
 }
 
 static void test_timer_rearm(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   int count = 0;
   (void)state;
-  assert_true(gs_loop_timer_add(l, 0, three_times, &count) > 0);
-  assert_true(gs_loop_run_once(l, 100) >= 0);
+  assert_true(gs_net_loop_timer_add(l, 0, three_times, &count) > 0);
+  assert_true(gs_net_loop_run_once(l, 100) >= 0);
   assert_int_equal(count, 1); /* a 0 re-arm does not starve the turn */
   run_until_no_timers(l);
   assert_int_equal(count, 3);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 /* ---- fd events ---- */
@@ -132,7 +132,7 @@ struct io {
   char got[16];
 };
 
-static void on_read(struct gs_loop *l, int fd, void *data, unsigned mask)
+static void on_read(struct gs_net_loop *l, int fd, void *data, unsigned mask)
 {
   struct io *io = data;
   (void)l;
@@ -143,51 +143,51 @@ static void on_read(struct gs_loop *l, int fd, void *data, unsigned mask)
 
 static void test_fd_readable(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   struct io io = {0};
   int sv[2];
   (void)state;
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-  assert_int_equal(gs_loop_add(NULL, l, sv[0], GS_LOOP_READABLE, on_read, &io), 0);
-  assert_int_equal(gs_loop_mask(l, sv[0]), GS_LOOP_READABLE);
-  assert_int_equal(gs_loop_run_once(l, 0), 0); /* nothing to read yet */
+  assert_int_equal(gs_net_loop_add(NULL, l, sv[0], GS_NET_READABLE, on_read, &io), 0);
+  assert_int_equal(gs_net_loop_mask(l, sv[0]), GS_NET_READABLE);
+  assert_int_equal(gs_net_loop_run_once(l, 0), 0); /* nothing to read yet */
   assert_int_equal(write(sv[1], "hello", 5), 5);
-  assert_int_equal(gs_loop_run_once(l, 1000), 1);
+  assert_int_equal(gs_net_loop_run_once(l, 1000), 1);
   assert_int_equal(io.calls, 1);
-  assert_int_equal(io.mask, GS_LOOP_READABLE);
+  assert_int_equal(io.mask, GS_NET_READABLE);
   assert_memory_equal(io.got, "hello", 5);
-  gs_loop_del(l, sv[0], GS_LOOP_READABLE);
-  assert_int_equal(gs_loop_mask(l, sv[0]), 0);
+  gs_net_loop_del(l, sv[0], GS_NET_READABLE);
+  assert_int_equal(gs_net_loop_mask(l, sv[0]), 0);
   assert_int_equal(write(sv[1], "x", 1), 1);
-  assert_int_equal(gs_loop_run_once(l, 0), 0); /* no interest, no call */
+  assert_int_equal(gs_net_loop_run_once(l, 0), 0); /* no interest, no call */
   close(sv[0]);
   close(sv[1]);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
-static void on_write(struct gs_loop *l, int fd, void *data, unsigned mask)
+static void on_write(struct gs_net_loop *l, int fd, void *data, unsigned mask)
 {
   struct io *io = data;
   io->calls++;
   io->mask = mask;
-  gs_loop_del(l, fd, GS_LOOP_WRITABLE);
+  gs_net_loop_del(l, fd, GS_NET_WRITABLE);
 }
 
 static void test_fd_writable(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   struct io io = {0};
   int sv[2];
   (void)state;
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-  assert_int_equal(gs_loop_add(NULL, l, sv[0], GS_LOOP_WRITABLE, on_write, &io), 0);
-  assert_int_equal(gs_loop_run_once(l, 1000), 1);
-  assert_int_equal(io.mask, GS_LOOP_WRITABLE);
-  assert_int_equal(gs_loop_run_once(l, 0), 0);
+  assert_int_equal(gs_net_loop_add(NULL, l, sv[0], GS_NET_WRITABLE, on_write, &io), 0);
+  assert_int_equal(gs_net_loop_run_once(l, 1000), 1);
+  assert_int_equal(io.mask, GS_NET_WRITABLE);
+  assert_int_equal(gs_net_loop_run_once(l, 0), 0);
   assert_int_equal(io.calls, 1);
   close(sv[0]);
   close(sv[1]);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 /* Two ready fds; the first callback closes the second: it must not fire. */
@@ -195,19 +195,19 @@ struct pair {
   int other, calls;
 };
 
-static void close_other(struct gs_loop *l, int fd, void *data, unsigned mask)
+static void close_other(struct gs_net_loop *l, int fd, void *data, unsigned mask)
 {
   struct pair *p = data;
   char c;
   (void)mask;
   p->calls++;
   assert_true(read(fd, &c, 1) == 1);
-  gs_loop_close_fd(l, p->other);
+  gs_net_loop_close_fd(l, p->other);
 }
 
 static void test_interest_rechecked(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   int a[2], b[2];
   struct pair pa, pb;
   (void)state;
@@ -215,55 +215,55 @@ static void test_interest_rechecked(void **state)
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
   pa = (struct pair){b[0], 0};
   pb = (struct pair){a[0], 0};
-  assert_int_equal(gs_loop_add(NULL, l, a[0], GS_LOOP_READABLE, close_other, &pa), 0);
-  assert_int_equal(gs_loop_add(NULL, l, b[0], GS_LOOP_READABLE, close_other, &pb), 0);
+  assert_int_equal(gs_net_loop_add(NULL, l, a[0], GS_NET_READABLE, close_other, &pa), 0);
+  assert_int_equal(gs_net_loop_add(NULL, l, b[0], GS_NET_READABLE, close_other, &pb), 0);
   assert_int_equal(write(a[1], "1", 1), 1);
   assert_int_equal(write(b[1], "2", 1), 1);
-  assert_int_equal(gs_loop_run_once(l, 1000), 1);
+  assert_int_equal(gs_net_loop_run_once(l, 1000), 1);
   assert_int_equal(pa.calls + pb.calls, 1);
   /* the deferred close happened at the end of the turn */
-  assert_int_equal(gs_loop_mask(l, a[0]) | gs_loop_mask(l, b[0]), GS_LOOP_READABLE);
+  assert_int_equal(gs_net_loop_mask(l, a[0]) | gs_net_loop_mask(l, b[0]), GS_NET_READABLE);
   close(pa.calls ? a[0] : b[0]);
   close(a[1]);
   close(b[1]);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 static void test_fd_out_of_range(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   struct gs_err err = {0};
   (void)state;
-  assert_int_equal(gs_loop_add(&err, l, 64, GS_LOOP_READABLE, on_read, NULL),
+  assert_int_equal(gs_net_loop_add(&err, l, 64, GS_NET_READABLE, on_read, NULL),
                    GS_E_INSUFFICIENT_RESOURCES);
   assert_non_null(strstr(err.msg, "fd 64"));
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 /* ---- stop ---- */
 
-static int64_t stopper(struct gs_loop *l, uint64_t id, void *data)
+static int64_t stopper(struct gs_net_loop *l, uint64_t id, void *data)
 {
   (void)id;
   ++*(int *)data;
-  gs_loop_stop(l);
-  return GS_LOOP_TIMER_DONE;
+  gs_net_loop_stop(l);
+  return GS_NET_TIMER_DONE;
 }
 
 static void test_stop(void **state)
 {
-  struct gs_loop *l = new_loop();
+  struct gs_net_loop *l = new_loop();
   int fired = 0;
   struct order o = {0};
   struct tag t = {&o, 9};
   (void)state;
-  assert_true(gs_loop_timer_add(l, 1000, stopper, &fired) > 0);
-  assert_true(gs_loop_timer_add(l, 10000000, record, &t) > 0); /* 10 s: never reached */
-  assert_int_equal(gs_loop_run(l), 0);
+  assert_true(gs_net_loop_timer_add(l, 1000, stopper, &fired) > 0);
+  assert_true(gs_net_loop_timer_add(l, 10000000, record, &t) > 0); /* 10 s: never reached */
+  assert_int_equal(gs_net_loop_run(l), 0);
   assert_int_equal(fired, 1);
   assert_int_equal(o.n, 0);
-  assert_int_equal(gs_loop_timer_count(l), 1);
-  gs_loop_free(l);
+  assert_int_equal(gs_net_loop_timer_count(l), 1);
+  gs_net_loop_free(l);
 }
 
 /* ---- listen ---- */
@@ -274,11 +274,11 @@ static void test_listen_ephemeral(void **state)
   unsigned port = 0;
   int fd = -1;
   (void)state;
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 16, &fd, &port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 16, &fd, &port), 0);
   assert_true(fd >= 0);
   assert_true(port > 0 && port < 65536);
   close(fd);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1", 16, &fd, &port), GS_E_USAGE);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1", 16, &fd, &port), GS_E_USAGE);
   assert_non_null(strstr(err.msg, "HOST:PORT"));
 }
 
