@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define READ_CHUNK 16384
-#define MAX_ANSWER (256u << 20)
+#define MAX_HEAD (64u << 10) /* an answer head larger is malformed */
 #define RETRY_US 10000   /* after a failed connect, before the next try */
 #define SWEEP_US 20000   /* request timeouts are checked this often */
 
@@ -89,7 +89,7 @@ struct conn {
   size_t req_len, sent;
   char *buf;
   size_t len, cap;
-  struct gs_bench_http http;
+  struct gs_http_resp http; /* the answer being read (net's response reader) */
   uint64_t intended_ns, start_ns, sent_ns, first_ns;
 };
 
@@ -197,19 +197,41 @@ static void on_answer(struct conn *c, uint64_t t)
   conn_done(c, -1);
 }
 
+/* Room for the next read: the head is held whole (at most MAX_HEAD), body
+ * bytes are counted and dropped. */
 static bool grow(struct conn *c)
 {
   size_t cap = c->cap ? c->cap * 2 : READ_CHUNK * 2;
   char *nb;
-  if (c->cap >= MAX_ANSWER || !(nb = realloc(c->buf, cap)))
+  if (c->cap >= MAX_HEAD + READ_CHUNK || !(nb = realloc(c->buf, cap)))
     return false;
   c->buf = nb, c->cap = cap;
   return true;
 }
 
+/* The bytes just read (eof: then the server closed): GS_HTTP_RESP_DONE once
+ * the answer is whole, MORE, or BAD with *e the failure's kind. */
+static int conn_answer(struct conn *c, bool eof, enum gs_bench_error *e)
+{
+  char *data = c->buf;
+  size_t n = c->len, rest;
+  int rc;
+  *e = eof ? GS_BENCH_ERR_CLOSED : GS_BENCH_ERR_MALFORMED; /* with eof: cut short */
+  if (!c->http.head_len) {
+    rc = gs_http_resp_head(&c->http, c->buf, &c->len, MAX_HEAD);
+    if (rc != GS_HTTP_RESP_DONE)
+      return rc == GS_HTTP_RESP_MORE && eof ? GS_HTTP_RESP_BAD : rc;
+    data += c->http.head_len;
+    n = c->len - c->http.head_len;
+  }
+  rc = gs_http_resp_body(&c->http, data, &n, eof, &rest);
+  c->len = 0; /* body bytes are counted, not kept */
+  return rc;
+}
+
 static void conn_read(struct conn *c)
 {
-  size_t used;
+  enum gs_bench_error e;
   ssize_t r;
   int rc;
   if (c->cap - c->len < READ_CHUNK && !grow(c)) {
@@ -227,16 +249,14 @@ static void conn_read(struct conn *c)
     conn_done(c, GS_BENCH_ERR_CLOSED);
     return;
   }
-  if (c->len == 0 && r > 0)
+  if (!c->http.head_len && c->len == 0 && r > 0) /* the answer's first bytes */
     c->first_ns = now_ns();
   c->len += (size_t)r;
-  rc = gs_bench_http_feed(&c->http, c->buf, &c->len, r == 0, &used);
-  if (rc < 0)
-    conn_done(c, GS_BENCH_ERR_MALFORMED);
-  else if (rc == 1)
+  rc = conn_answer(c, r == 0, &e);
+  if (rc == GS_HTTP_RESP_DONE)
     on_answer(c, now_ns());
-  else if (r == 0)
-    conn_done(c, GS_BENCH_ERR_CLOSED);
+  else if (rc == GS_HTTP_RESP_BAD)
+    conn_done(c, (int)e);
 }
 
 static void conn_write(struct conn *c)
@@ -310,7 +330,7 @@ static void conn_send(struct conn *c)
   c->req_len = cfg->nrequests ? cfg->request_lens[k] : cfg->request_len;
   c->sent = 0;
   c->len = 0;
-  gs_bench_http_reset(&c->http);
+  gs_http_resp_init(&c->http, false);
   c->start_ns = now_ns();
   if (c->state == C_CLOSED && conn_open(c) != 0) {
     conn_done(c, GS_BENCH_ERR_CONNECT);

@@ -9,7 +9,6 @@
  * responses in pieces (Content-Length or chunked). */
 #include "net/internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -371,76 +370,27 @@ static bool conn_flush(struct gs_http_conn *c)
 
 /* ---- requests ---- */
 
-static bool header_is(const struct phr_header *h, const char *name)
+/* Framing and connection headers of a parsed head (c->req); 0 or an HTTP status. */
+static int read_framing(struct gs_http_conn *c)
 {
-  return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
-}
-
-static bool value_has_token(const struct phr_header *h, const char *tok)
-{
-  return gs_http_list_has(h->value, h->value_len, tok, strlen(tok));
-}
-
-/* Digits only, no overflow: a lenient Content-Length invites request smuggling. */
-static bool parse_length(const char *s, size_t n, size_t *out)
-{
-  size_t v = 0;
-  if (n == 0 || n > 18)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    if (!isdigit((unsigned char)s[i]))
-      return false;
-    v = v * 10 + (size_t)(s[i] - '0');
-  }
-  *out = v;
-  return true;
-}
-
-/* Framing and connection headers of a parsed head; 0 or an HTTP status. */
-static int read_framing(struct gs_http_conn *c, const struct phr_header *h, size_t nh)
-{
-  bool has_cl = false, expect = false;
-  unsigned hosts = 0;
+  struct gs_http_fields f;
   /* RFC 9112 §2.3: we speak 1.0 and 1.1 (picohttpparser reads one minor digit) */
   if (c->req.minor_version > 1)
     return 505;
-  c->why = NULL;
-  c->keep_alive = c->req.minor_version >= 1;
-  c->chunked = false;
-  c->content_length = 0;
-  for (size_t i = 0; i < nh; i++) {
-    if (header_is(&h[i], "connection")) {
-      if (value_has_token(&h[i], "close"))
-        c->keep_alive = false;
-      else if (value_has_token(&h[i], "keep-alive"))
-        c->keep_alive = true;
-    } else if (header_is(&h[i], "transfer-encoding")) {
-      if (c->chunked || h[i].value_len != 7 || strncasecmp(h[i].value, "chunked", 7) != 0)
-        return 400;
-      c->chunked = true;
-    } else if (header_is(&h[i], "content-length")) {
-      size_t v;
-      if (!parse_length(h[i].value, h[i].value_len, &v) || (has_cl && v != c->content_length))
-        return 400;
-      has_cl = true;
-      c->content_length = v;
-    } else if (header_is(&h[i], "expect")) {
-      expect = value_has_token(&h[i], "100-continue");
-    } else if (header_is(&h[i], "host")) {
-      hosts++;
-    }
-  }
+  if ((c->why = gs_http_fields_read(c->req.headers, c->req.nheaders, c->req.minor_version, &f)))
+    return 400;
+  c->keep_alive = f.keep_alive;
+  c->chunked = f.chunked;
+  c->content_length = (size_t)f.length;
   /* RFC 9112 §3.2: an HTTP/1.1 request without Host, or any with two, is 400 */
-  if (hosts > 1 || (hosts == 0 && c->req.minor_version >= 1)) {
-    c->why = hosts ? "the request has more than one Host header"
-                   : "an HTTP/1.1 request needs a Host header";
+  if (f.hosts > 1 || (f.hosts == 0 && c->req.minor_version >= 1)) {
+    c->why = f.hosts ? "the request has more than one Host header"
+                     : "an HTTP/1.1 request needs a Host header";
     return 400;
   }
-  if (c->chunked && has_cl)
-    return 400;
-  if (c->content_length > c->srv->lim.max_body)
+  if (f.length > c->srv->lim.max_body)
     return 413;
-  if (expect && (c->chunked || c->content_length) && c->in_len == c->head_len &&
+  if (f.expect_continue && (c->chunked || c->content_length) && c->in_len == c->head_len &&
       out_reserve(c, 25)) { /* tell a waiting client (curl) to send the body */
     memcpy(c->out + c->out_len, "HTTP/1.1 100 Continue\r\n\r\n", 25);
     c->out_len += 25;
@@ -453,8 +403,8 @@ static void fill_request(struct gs_http_conn *c, const struct phr_header *h, siz
   c->method_off = (size_t)(c->req.method - c->in);
   c->path_off = (size_t)(c->req.path - c->in);
   c->req.nheaders = nh;
+  gs__http_headers(h, nh, c->req.headers);
   for (size_t i = 0; i < nh; i++) {
-    c->req.headers[i] = (struct gs_http_header){h[i].name, h[i].value, h[i].name_len, h[i].value_len};
     c->hoff[i][0] = (size_t)(h[i].name - c->in);
     c->hoff[i][1] = (size_t)(h[i].value - c->in);
   }
@@ -492,7 +442,7 @@ static int parse_head(struct gs_http_conn *c)
   c->body_done = 0;
   gs_http_chunked_init(&c->dec);
   c->state = ST_BODY;
-  return read_framing(c, h, nh);
+  return read_framing(c);
 }
 
 /* 0 = body complete, 1 = need more, else an HTTP status. */

@@ -1,7 +1,8 @@
 /* http1.c: HTTP/1.1 message rules that both the server (http.c, requests)
- * and the proxy's upstream side (proxy.c, responses) apply: a strict
- * chunked-body decoder (RFC 9112 §7.1), tokens of comma-separated header
- * lists, and the headers one hop must not pass on (RFC 9110 §7.6.1).
+ * and the response reader (response.c) apply: the framing and connection
+ * fields of a head (RFC 9112 §6, §9.3), a strict chunked-body decoder (RFC
+ * 9112 §7.1), tokens of comma-separated header lists, and the headers one
+ * hop must not pass on (RFC 9110 §7.6.1).
  * picohttpparser (Debian's 2.2) still parses heads; its chunked decoder is
  * not used because it reads "0x3" as a last chunk of size 0 followed by an
  * extension, and accepts a size of 2^64-1. Nothing here knows sockets. */
@@ -172,4 +173,72 @@ bool gs_http_hop_header(const char *name, size_t nl, const struct gs_http_header
     if (gs_http_list_has(conn[i].value, conn[i].value_len, name, nl))
       return true;
   return false;
+}
+
+static bool field_is(const struct gs_http_header *h, const char *name, size_t n)
+{
+  return h->name_len == n && strncasecmp(h->name, name, n) == 0;
+}
+
+/* Content-Length: 1 to 18 digits, nothing else (no sign, no space, no
+ * list): a lenient one invites request smuggling. */
+static bool parse_length(const char *s, size_t n, uint64_t *out)
+{
+  uint64_t v = 0;
+  if (n == 0 || n > 18)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+void gs__http_headers(const struct phr_header *h, size_t nh, struct gs_http_header *out)
+{
+  for (size_t i = 0; i < nh; i++) {
+    size_t n = h[i].value_len;
+    while (n && (h[i].value[n - 1] == ' ' || h[i].value[n - 1] == '\t'))
+      n--;
+    out[i] = (struct gs_http_header){h[i].name, h[i].value, h[i].name_len, n};
+  }
+}
+
+const char *gs_http_fields_read(const struct gs_http_header *h, size_t nh, int minor,
+                                struct gs_http_fields *f)
+{
+  uint64_t v;
+  memset(f, 0, sizeof(*f));
+  f->keep_alive = minor >= 1; /* HTTP/1.1 keeps the connection, 1.0 does not */
+  for (size_t i = 0; i < nh; i++) {
+    if (!h[i].name) /* picohttpparser's obs-fold continuation (RFC 9112 §5.2) */
+      return "a header folded over two lines";
+    if (field_is(&h[i], "connection", 10)) {
+      if (gs_http_list_has(h[i].value, h[i].value_len, "close", 5))
+        f->keep_alive = false;
+      else if (gs_http_list_has(h[i].value, h[i].value_len, "keep-alive", 10))
+        f->keep_alive = true;
+    } else if (field_is(&h[i], "transfer-encoding", 17)) {
+      /* chunked alone: any other coding leaves the body's end unknown to us */
+      if (f->chunked || h[i].value_len != 7 || strncasecmp(h[i].value, "chunked", 7) != 0)
+        return "a Transfer-Encoding other than one \"chunked\"";
+      f->chunked = true;
+    } else if (field_is(&h[i], "content-length", 14)) {
+      if (!parse_length(h[i].value, h[i].value_len, &v))
+        return "a Content-Length that is not 1 to 18 digits";
+      if (f->has_length && v != f->length) /* the body's end is unknown (RFC 9112 §6.3) */
+        return "two Content-Length headers that differ";
+      f->length = v;
+      f->has_length = true;
+    } else if (field_is(&h[i], "expect", 6)) {
+      f->expect_continue = gs_http_list_has(h[i].value, h[i].value_len, "100-continue", 12);
+    } else if (field_is(&h[i], "host", 4)) {
+      f->hosts++;
+    }
+  }
+  if (f->chunked && f->has_length) /* either could be the one a peer on the path believes */
+    return "both Content-Length and Transfer-Encoding";
+  return NULL;
 }

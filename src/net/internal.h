@@ -26,6 +26,11 @@ int phr_parse_response(const char *buf, size_t len, int *minor_version, int *sta
                        const char **msg, size_t *msg_len, struct phr_header *headers,
                        size_t *num_headers, size_t last_len);
 
+/* picohttpparser's headers as ours (http1.c), each value without the
+ * whitespace around it (RFC 9110 §5.5: picohttpparser 2.2 keeps what
+ * trails it); obs-fold lines keep their NULL name for gs_http_fields_read. */
+void gs__http_headers(const struct phr_header *h, size_t nh, struct gs_http_header *out);
+
 /* ---- in-memory connections (http.c, h2.c) ---- */
 
 /* A connection with no fd: responses are counted and discarded. NULL on no memory. */

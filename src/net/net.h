@@ -200,6 +200,19 @@ void gs_http_chunked_init(struct gs_http_chunked *d);
  * the body ended, the count of bytes after it (moved to just after the data).
  * Chunk sizes are bare hex (RFC 9112 §7.1): "0x3" is malformed. */
 ssize_t gs_http_chunked_decode(struct gs_http_chunked *d, char *buf, size_t *len, uint64_t max);
+/* The framing and connection fields of one message head, request or
+ * response, read by the rules both apply: keep-alive as HTTP/1.1 (1.0: not)
+ * unless a Connection header says close or keep-alive; Transfer-Encoding only
+ * as one "chunked"; Content-Length 1 to 18 digits, repeated only with the
+ * same value, never beside Transfer-Encoding; no obs-fold. */
+struct gs_http_fields {
+  bool keep_alive, chunked, has_length, expect_continue;
+  uint64_t length;
+  unsigned hosts; /* Host headers */
+};
+/* NULL, or the rule the head breaks (static text). */
+const char *gs_http_fields_read(const struct gs_http_header *h, size_t nh, int minor,
+                                struct gs_http_fields *f);
 /* True when the comma-separated list v (a header value) has tok as one of
  * its elements, case-insensitively ("close" is in "keep-alive, Close"). */
 bool gs_http_list_has(const char *v, size_t n, const char *tok, size_t tn);
@@ -208,6 +221,59 @@ bool gs_http_list_has(const char *v, size_t n, const char *tok, size_t tn);
  * message's Connection headers, nconn of them). */
 bool gs_http_hop_header(const char *name, size_t nl, const struct gs_http_header *conn,
                         size_t nconn);
+
+/* ---- the HTTP/1 response reader (response.c) ---- */
+
+/* How an answer's body ends (RFC 9112 §6.3), read from its head. */
+enum gs_http_framing {
+  GS_HTTP_NO_BODY,     /* to a HEAD request, or 204, 304 */
+  GS_HTTP_LENGTH,      /* Content-Length bytes */
+  GS_HTTP_CHUNKED,     /* Transfer-Encoding: chunked, decoded in place */
+  GS_HTTP_UNTIL_CLOSE, /* neither: the body ends when the server closes */
+};
+#define GS_HTTP_RESP_MORE 0  /* more bytes needed */
+#define GS_HTTP_RESP_DONE 1  /* the head (or the body) is complete */
+#define GS_HTTP_RESP_BAD (-1) /* malformed, or cut short: why says which rule */
+
+/* One answer being read; gs_http_resp_init before each. Its rules: a head
+ * of at most max_head bytes and GS_HTTP_MAX_HEADERS headers; interim 1xx
+ * answers skipped, 101 refused (no request asks to switch); the fields by
+ * gs_http_fields_read; chunks by the strict decoder (gs_http_chunked_decode);
+ * no body to HEAD, 204, 304; neither Content-Length nor chunked: until the
+ * close, which ends keep-alive; a body cut short by the close is malformed. */
+struct gs_http_resp {
+  /* read-only, set when gs_http_resp_head returns GS_HTTP_RESP_DONE */
+  int status, minor_version;
+  size_t head_len;         /* bytes of the head at the buffer's front (after any 1xx) */
+  enum gs_http_framing framing;
+  uint64_t content_length; /* GS_HTTP_LENGTH's */
+  bool keep_alive;         /* the connection may carry another request after this answer */
+  struct gs_http_header headers[GS_HTTP_MAX_HEADERS]; /* into the buffer, valid while it stays */
+  size_t nheaders;
+  uint64_t body_len;       /* body bytes read so far (decoded) */
+  const char *why;         /* after GS_HTTP_RESP_BAD: the rule broken (static text) */
+  /* private */
+  bool head_request;
+  struct gs_http_chunked dec;
+};
+/* head_request: the answer is to a HEAD request (no body, whatever it says). */
+void gs_http_resp_init(struct gs_http_resp *r, bool head_request);
+/* Reads the head from buf[0..*len): GS_HTTP_RESP_DONE (the head is
+ * head_len bytes at buf), MORE or BAD. Interim answers leave buf as read
+ * (moved out, *len shrinks). */
+int gs_http_resp_head(struct gs_http_resp *r, char *buf, size_t *len, size_t max_head);
+/* Reads body bytes as they come: data[0..*len) are the bytes after the head
+ * (or after the last call's); on return the first *len of them are body
+ * (chunks decoded in place), and *rest bytes after those follow the body's
+ * end (with DONE: another answer's). eof: the peer closed after these. DONE
+ * when the body ended, MORE, or BAD. */
+int gs_http_resp_body(struct gs_http_resp *r, char *data, size_t *len, bool eof, size_t *rest);
+/* The whole answer in one buffer (the caller appends each read at *len,
+ * which may shrink as chunks are decoded): DONE once complete (the body is
+ * body_len bytes at buf + head_len; *used: the bytes it took), MORE, or BAD
+ * (eof before its end too). */
+int gs_http_resp_whole(struct gs_http_resp *r, char *buf, size_t *len, bool eof, size_t max_head,
+                       size_t *used);
 
 /* ---- accepting under one connection limit (loop.c) ---- */
 

@@ -24,7 +24,6 @@
  * atomics, single writer); a worker's in-flight count is shared by all
  * threads (atomic adds) so that p2c and the in-flight limit see the whole. */
 #include "serve/internal.h"
-#include "net/internal.h" /* picohttpparser: until net has the response reader */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,13 +88,12 @@ struct upconn {
   char *in;       /* the response head, then each read's body bytes until passed on */
   size_t in_len, in_cap;
   /* the response */
-  bool head_done, chunked, until_close, no_body, keep;
-  int status;
-  size_t head_len, content_length, body_len, leftover;
+  struct gs_http_resp resp;
+  bool head_done, keep;
+  size_t leftover; /* bytes past the answer's end: the connection cannot be reused */
   char *extra;   /* headers passed on to the client, then Content-Type: kept for the next answer */
   size_t extra_cap;
   char *ctype;   /* in extra, or NULL */
-  struct gs_http_chunked dec;
 };
 
 struct pworker {
@@ -669,10 +667,8 @@ unsigned gs__proxy_thread_conns(const struct gs_proxy *p, size_t i)
 static void up_reset(struct upconn *uc)
 {
   uc->ctype = NULL;
-  uc->in_len = uc->sent = 0;
-  uc->head_done = uc->chunked = uc->until_close = uc->no_body = uc->keep = uc->paused = false;
-  uc->head_len = uc->content_length = uc->body_len = uc->leftover = 0;
-  gs_http_chunked_init(&uc->dec);
+  uc->in_len = uc->sent = uc->leftover = 0;
+  uc->head_done = uc->keep = uc->paused = false;
 }
 
 static void up_close(struct upconn *uc)
@@ -988,6 +984,7 @@ static void dispatch(struct preq *r, struct pworker *avoid)
   }
   uc->req = r;
   r->uc = uc;
+  gs_http_resp_init(&uc->resp, r->head_method);
   r->trial = ejected(wk) ? wk->trial_gen : 0; /* only a trial is ever given an ejected worker */
   inflight_add(p, wk, 1);
   cnt_add(&wk->requests, 1);
@@ -1001,7 +998,7 @@ static void dispatch(struct preq *r, struct pworker *avoid)
 
 /* ---- upstream responses ---- */
 
-static bool hdr_is(const struct phr_header *h, const char *name)
+static bool name_is(const struct gs_http_header *h, const char *name)
 {
   return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
 }
@@ -1009,122 +1006,58 @@ static bool hdr_is(const struct phr_header *h, const char *name)
 /* Headers not passed on to the client: those of one hop (the hop-by-hop
  * ones and any the answer's Connection headers name), and those that
  * gs_http_respond writes itself. */
-static bool hop_header(const struct phr_header *h, const struct gs_http_header *conn,
-                       size_t nconn)
+static bool hop_response_header(const struct gs_http_header *h, const struct gs_http_header *conn,
+                                size_t nconn)
 {
-  return hdr_is(h, "content-length") || hdr_is(h, "content-type") || hdr_is(h, "server") ||
+  return name_is(h, "content-length") || name_is(h, "content-type") || name_is(h, "server") ||
          gs_http_hop_header(h->name, h->name_len, conn, nconn);
 }
 
-static bool has_token(const struct phr_header *h, const char *tok)
+/* The answer's headers the client gets, in extra, and its Content-Type;
+ * false on no memory. */
+static bool pass_headers(struct upconn *uc)
 {
-  return gs_http_list_has(h->value, h->value_len, tok, strlen(tok));
-}
-
-/* The head's Connection headers, for hop_header; their count. */
-static size_t connection_headers(const struct phr_header *h, size_t nh,
-                                 struct gs_http_header *out)
-{
-  size_t n = 0;
-  for (size_t i = 0; i < nh; i++)
-    if (h[i].name && hdr_is(&h[i], "connection"))
-      out[n++] = (struct gs_http_header){h[i].name, h[i].value, h[i].name_len, h[i].value_len};
-  return n;
-}
-
-static bool parse_len(const char *s, size_t n, size_t *out)
-{
-  size_t v = 0;
-  if (n == 0 || n > 18)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return false;
-    v = v * 10 + (size_t)(s[i] - '0');
-  }
-  *out = v;
-  return true;
-}
-
-/* Framing of the response head, and the headers to pass on; false = 502. */
-static bool read_head_fields(struct upconn *uc, const struct phr_header *h, size_t nh, int minor)
-{
+  const struct gs_http_resp *rs = &uc->resp;
   /* Each passed-on line is at most one byte longer than in the head
    * ("Name:value" gains a space), so this holds them all. */
-  size_t el = 0, cap = uc->head_len + nh + 1, nconn, cl;
+  size_t el = 0, cap = rs->head_len + rs->nheaders + 1, nconn = 0;
   struct gs_http_header conn[GS_HTTP_MAX_HEADERS];
-  bool has_cl = false;
-  uc->keep = minor >= 1;
-  nconn = connection_headers(h, nh, conn);
+  for (size_t i = 0; i < rs->nheaders; i++)
+    if (name_is(&rs->headers[i], "connection"))
+      conn[nconn++] = rs->headers[i];
   /* Content-Type after them: no allocation per answer once the buffer is big enough */
-  if (uc->extra_cap < cap + uc->head_len + 1) {
+  if (uc->extra_cap < cap + rs->head_len + 1) {
     free(uc->extra);
     uc->extra_cap = 0;
-    if (!(uc->extra = malloc(cap + uc->head_len + 1)))
+    if (!(uc->extra = malloc(cap + rs->head_len + 1)))
       return false;
-    uc->extra_cap = cap + uc->head_len + 1;
+    uc->extra_cap = cap + rs->head_len + 1;
   }
-  for (size_t i = 0; i < nh; i++) {
-    if (!h[i].name)
-      return false;
-    if (hdr_is(&h[i], "connection")) {
-      if (has_token(&h[i], "close"))
-        uc->keep = false;
-      else if (has_token(&h[i], "keep-alive"))
-        uc->keep = true;
-    } else if (hdr_is(&h[i], "transfer-encoding")) {
-      if (h[i].value_len != 7 || strncasecmp(h[i].value, "chunked", 7) != 0)
-        return false;
-      uc->chunked = true;
-    } else if (hdr_is(&h[i], "content-length")) {
-      /* two that differ leave the body's end unknown (RFC 9112 §6.3): 502 */
-      if (!parse_len(h[i].value, h[i].value_len, &cl) || (has_cl && cl != uc->content_length))
-        return false;
-      uc->content_length = cl;
-      has_cl = true;
-    } else if (hdr_is(&h[i], "content-type") && !uc->ctype) {
+  for (size_t i = 0; i < rs->nheaders; i++) {
+    const struct gs_http_header *h = &rs->headers[i];
+    if (name_is(h, "content-type") && !uc->ctype) {
       uc->ctype = uc->extra + cap;
-      memcpy(uc->ctype, h[i].value, h[i].value_len);
-      uc->ctype[h[i].value_len] = 0;
+      memcpy(uc->ctype, h->value, h->value_len);
+      uc->ctype[h->value_len] = 0;
     }
-    if (!hop_header(&h[i], conn, nconn) && el + h[i].name_len + h[i].value_len + 4 < cap) {
-      el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h[i].name_len, h[i].name,
-                            (int)h[i].value_len, h[i].value);
-    }
+    if (!hop_response_header(h, conn, nconn) && el + h->name_len + h->value_len + 4 < cap)
+      el += (size_t)sprintf(uc->extra + el, "%.*s: %.*s\r\n", (int)h->name_len, h->name,
+                            (int)h->value_len, h->value);
   }
   uc->extra[el] = 0;
-  if (uc->chunked && has_cl)
-    return false;
-  uc->until_close = !uc->no_body && !uc->chunked && !has_cl;
-  if (uc->until_close)
-    uc->keep = false;
   return true;
 }
 
-/* 0 = head parsed, 1 = need more, -1 = malformed or too large. */
+/* 0 = head read, 1 = need more, -1 = malformed (net's response reader's
+ * rules: docs/architecture.md) or larger than UP_MAX_HEAD. */
 static int parse_up_head(struct upconn *uc)
 {
-  for (;;) {
-    struct phr_header h[GS_HTTP_MAX_HEADERS];
-    size_t nh = GS_HTTP_MAX_HEADERS, msg_len;
-    const char *msg;
-    int minor, status;
-    int r = phr_parse_response(uc->in, uc->in_len, &minor, &status, &msg, &msg_len, h, &nh, 0);
-    if (r == -2)
-      return uc->in_len >= UP_MAX_HEAD ? -1 : 1;
-    if (r < 0 || (size_t)r > UP_MAX_HEAD)
-      return -1;
-    if (status >= 100 && status < 200) { /* interim (100 Continue): not the answer */
-      memmove(uc->in, uc->in + r, uc->in_len - (size_t)r);
-      uc->in_len -= (size_t)r;
-      continue;
-    }
-    uc->status = status;
-    uc->head_len = (size_t)r;
-    uc->no_body = uc->req->head_method || status == 204 || status == 304;
-    uc->head_done = true;
-    return read_head_fields(uc, h, nh, minor) ? 0 : -1;
-  }
+  int rc = gs_http_resp_head(&uc->resp, uc->in, &uc->in_len, UP_MAX_HEAD);
+  if (rc != GS_HTTP_RESP_DONE)
+    return rc == GS_HTTP_RESP_MORE ? 1 : -1;
+  uc->head_done = true;
+  uc->keep = uc->resp.keep_alive;
+  return pass_headers(uc) ? 0 : -1;
 }
 
 /* The exchange ended: the client's answer is completed (or, with no body,
@@ -1150,36 +1083,25 @@ static void up_complete(struct upconn *uc)
   if (started)
     gs_http_respond_end(client);
   else
-    gs_http_respond(client, uc->status, uc->ctype, uc->extra, NULL, 0);
+    gs_http_respond(client, uc->resp.status, uc->ctype, uc->extra, NULL, 0);
   up_release(uc);
 }
 
 /* Passes the body bytes of the last read on to the client; at the answer's
- * end completes it, and stops reading while the client lags. */
-static void up_body(struct upconn *uc)
+ * end (eof: the worker closed) completes it, and stops reading while the
+ * client lags. */
+static void up_body(struct upconn *uc, bool eof)
 {
-  size_t n = uc->in_len, queued;
-  ssize_t rc;
-  bool end = false;
-  if (uc->chunked) {
-    /* a worker's answer has no size limit: nothing holds it */
-    rc = gs_http_chunked_decode(&uc->dec, uc->in, &n, UINT64_MAX);
-    if (rc < 0 && rc != GS_HTTP_CHUNK_MORE) {
-      up_failed_late(uc, "malformed chunked response");
-      return;
-    }
-    end = rc >= 0;
-    uc->leftover = end ? (size_t)rc : 0;
-  } else if (!uc->until_close) {
-    if (n > uc->content_length - uc->body_len)
-      n = uc->content_length - uc->body_len;
-    uc->leftover = uc->in_len - n;
-    end = uc->body_len + n == uc->content_length;
+  size_t n = uc->in_len, rest, queued;
+  int rc = gs_http_resp_body(&uc->resp, uc->in, &n, eof, &rest);
+  if (rc == GS_HTTP_RESP_BAD) {
+    up_failed_late(uc, uc->resp.why);
+    return;
   }
-  uc->body_len += n;
+  uc->leftover = rest;
   uc->in_len = 0;
-  queued = gs_http_respond_data(uc->req->client, uc->in, n);
-  if (end) {
+  queued = n ? gs_http_respond_data(uc->req->client, uc->in, n) : 0;
+  if (rc == GS_HTTP_RESP_DONE) {
     up_complete(uc);
   } else if (queued >= STREAM_HIGH) {
     uc->paused = true; /* on_client_drain resumes */
@@ -1187,21 +1109,22 @@ static void up_body(struct upconn *uc)
   }
 }
 
-/* The head is parsed: the answer begins (whole when it has no body). */
+/* The head is read: the answer begins (whole when it has no body). */
 static void up_head(struct upconn *uc)
 {
   struct preq *r = uc->req;
-  int64_t len = uc->chunked || uc->until_close ? -1 : (int64_t)uc->content_length;
-  if (uc->no_body) {
-    uc->leftover = uc->in_len - uc->head_len;
+  const struct gs_http_resp *rs = &uc->resp;
+  int64_t len = rs->framing == GS_HTTP_LENGTH ? (int64_t)rs->content_length : -1;
+  if (rs->framing == GS_HTTP_NO_BODY) {
+    uc->leftover = uc->in_len - rs->head_len;
     up_complete(uc);
     return;
   }
   r->started = true;
-  gs_http_respond_start(r->client, uc->status, uc->ctype, uc->extra, len);
-  uc->in_len -= uc->head_len;
-  memmove(uc->in, uc->in + uc->head_len, uc->in_len);
-  up_body(uc);
+  gs_http_respond_start(r->client, rs->status, uc->ctype, uc->extra, len);
+  uc->in_len -= rs->head_len;
+  memmove(uc->in, uc->in + rs->head_len, uc->in_len);
+  up_body(uc, false);
 }
 
 /* Room to read into: the head may take UP_MAX_HEAD, body bytes leave at once. */
@@ -1237,8 +1160,8 @@ static void up_read(struct upconn *uc)
   if (n <= 0) {
     if (uc->in_len == 0 && !uc->head_done)
       up_failed_early(uc); /* nothing answered: safe to send elsewhere */
-    else if (n == 0 && uc->head_done && uc->until_close)
-      up_complete(uc);
+    else if (n == 0 && uc->head_done)
+      up_body(uc, true); /* ends a body that runs to the close, else cut short */
     else
       up_failed_late(uc, "connection ended in the middle of the response");
     return;
@@ -1246,7 +1169,7 @@ static void up_read(struct upconn *uc)
   uc->in_len += (size_t)n;
   fb_timer_stop(uc->req); /* it answers */
   if (uc->head_done)
-    up_body(uc);
+    up_body(uc, false);
   else if ((rc = parse_up_head(uc)) == 0)
     up_head(uc);
   else if (rc < 0) /* nothing reached the client yet: another worker may answer */
@@ -1274,11 +1197,6 @@ static void on_up_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask
 }
 
 /* ---- the client side ---- */
-
-static bool name_is(const struct gs_http_header *h, const char *name)
-{
-  return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
-}
 
 /* Request headers not passed on: those of one hop (the hop-by-hop ones and
  * any the request's Connection headers, conn, name), and the framing and
@@ -1329,10 +1247,12 @@ static void out_add(struct preq *r, const void *data, size_t len)
 static bool build_head(struct preq *r, const struct gs_http_request *q)
 {
   const struct gs_http_header *cl = gs_http_header_find(q, "content-length");
-  size_t cap = q->method_len + q->path_len + 96, body = 0, nconn = 0;
+  size_t cap = q->method_len + q->path_len + 96, nconn = 0;
+  unsigned long long body;
   struct gs_http_header conn[GS_HTTP_MAX_HEADERS];
-  /* room for the body kept for a retry at once, not grown piece by piece */
-  if (cl && parse_len(cl->value, cl->value_len, &body))
+  /* room for the body kept for a retry at once, not grown piece by piece
+   * (the server took its Content-Length only as 1 to 18 digits, then CRLF) */
+  if (cl && (body = strtoull(cl->value, NULL, 10)) > 0)
     cap += cl->value_len + (body < RETRY_KEEP ? body : RETRY_KEEP);
   for (size_t i = 0; i < q->nheaders; i++)
     cap += q->headers[i].name_len + q->headers[i].value_len + 4;

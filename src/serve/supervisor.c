@@ -26,7 +26,7 @@
 extern char **environ;
 
 #define PROBE_REQ_SIZE 512
-#define PROBE_BUF_SIZE 64
+#define PROBE_BUF_SIZE 4096 /* a probe answer's head larger is a failure */
 #define READY_PATH_MAX 256
 
 struct probe {
@@ -36,6 +36,7 @@ struct probe {
   size_t reqlen, sent;
   char buf[PROBE_BUF_SIZE];
   size_t nbuf;
+  struct gs_http_resp resp;
 };
 
 struct worker {
@@ -579,7 +580,7 @@ static void enter_backoff(struct worker *w)
   set_state(w, GS_SUPER_BACKOFF);
 }
 
-/* ---- readiness probes: a tiny non-blocking HTTP/1.1 client ---- */
+/* ---- readiness probes: a GET, its answer read by net's response reader ---- */
 
 static void probe_end(struct worker *w)
 {
@@ -600,28 +601,23 @@ static void probe_result(struct worker *w, bool ok)
   }
 }
 
-/* True once the status line is complete; ok = it says 200. */
-static bool status_line(const struct probe *p, bool *ok)
-{
-  const char *eol = memchr(p->buf, '\n', p->nbuf);
-  if (!eol)
-    return false;
-  *ok = p->nbuf > 12 && !memcmp(p->buf, "HTTP/1.", 7) && !memcmp(p->buf + 8, " 200", 4) &&
-        (p->buf[12] == ' ' || p->buf[12] == '\r');
-  return true;
-}
-
+/* The answer's head, read by net's response reader (its rules): ready when
+ * it says 200; a malformed head, or none before the close, is a failure. */
 static void probe_read(struct worker *w)
 {
   struct probe *p = &w->probe;
-  bool ok = false;
-  ssize_t n = read(p->fd, p->buf + p->nbuf, sizeof(p->buf) - 1 - p->nbuf);
+  ssize_t n = read(p->fd, p->buf + p->nbuf, sizeof(p->buf) - p->nbuf);
+  int rc;
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return;
-  if (n > 0)
-    p->nbuf += (size_t)n;
-  if (status_line(p, &ok) || n <= 0 || p->nbuf == sizeof(p->buf) - 1)
-    probe_result(w, ok);
+  if (n <= 0) {
+    probe_result(w, false);
+    return;
+  }
+  p->nbuf += (size_t)n;
+  rc = gs_http_resp_head(&p->resp, p->buf, &p->nbuf, sizeof(p->buf));
+  if (rc != GS_HTTP_RESP_MORE)
+    probe_result(w, rc == GS_HTTP_RESP_DONE && p->resp.status == 200);
 }
 
 static void on_probe_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
@@ -684,6 +680,7 @@ static void probe_start(struct worker *w)
   }
   p->fd = fd;
   p->sent = p->nbuf = 0;
+  gs_http_resp_init(&p->resp, false);
   p->reqlen = (size_t)snprintf(p->req, sizeof(p->req),
                                "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n\r\n",
                                w->s->ready_path, w->info.port);

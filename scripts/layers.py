@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""layers.py: the layer rules of src/layers.txt, read from the sources.
+
+  scripts/layers.py check [SRC]   every #include "layer/..." of SRC/<layer>/
+                                  allowed by the table (and no other layer's
+                                  internal.h); exit 1 naming each one that is not
+  scripts/layers.py svg [SRC]     the include graph between layers as SVG, drawn
+                                  from the sources (docs/layers.svg)
+  scripts/layers.py text [SRC]    the same graph as text: who includes whom, how often
+
+The build runs `check` before compiling (CMakeLists.txt), so a file that
+includes a header its layer may not use fails the build.
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+PROTO_HEADERS = {"inference.pb-c.h"}
+
+
+def read_table(src):
+    """{layer: set of layers it may use}, in the file's order."""
+    table = {}
+    with open(os.path.join(src, "layers.txt")) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if ":" not in line:
+                sys.exit("%s/layers.txt:%d: expected 'layer: uses...'" % (src, n))
+            name, uses = line.split(":", 1)
+            table[name.strip()] = set(uses.split())
+    for name, uses in table.items():
+        for u in uses:
+            if u not in table:
+                sys.exit("%s/layers.txt: %s may use %s, which has no row" % (src, name, u))
+    return table
+
+
+def includes(src, table):
+    """(file, line number, including layer, included layer, header) for each
+    quoted include that names a layer's header."""
+    for layer in sorted(os.listdir(src)):
+        d = os.path.join(src, layer)
+        if not os.path.isdir(d):
+            continue
+        if layer not in table:
+            sys.exit("src/%s: a folder with no row in src/layers.txt (add its layer there)" % layer)
+        for name in sorted(os.listdir(d)):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(d, name)
+            with open(path, errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    if inc in PROTO_HEADERS:
+                        yield path, n, layer, "proto", inc
+                    elif "/" in inc and inc.split("/", 1)[0] in table:
+                        yield path, n, layer, inc.split("/", 1)[0], inc
+
+
+def check(src):
+    table = read_table(src)
+    bad = []
+    for path, n, layer, used, inc in includes(src, table):
+        rel = os.path.relpath(path, os.path.dirname(os.path.abspath(src)))
+        if used != layer and os.path.basename(inc) == "internal.h":
+            bad.append("%s:%d: includes %s, the %s layer's internals (use its interface header)"
+                       % (rel, n, inc, used))
+        elif used != layer and used != "util" and used not in table[layer]:
+            allowed = ", ".join(sorted(table[layer] | {"util"})) or "util"
+            bad.append("%s:%d: includes %s, but the %s layer may use only %s (src/layers.txt)"
+                       % (rel, n, inc, layer, allowed))
+    for b in bad:
+        print("layers: " + b, file=sys.stderr)
+    if bad:
+        print("layers: %d include(s) break the layer table; move the code to a layer that may "
+              "use it, or change src/layers.txt and docs/architecture.md together" % len(bad),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def graph(src):
+    """{(from, to): number of files of from that include to}, and the table."""
+    table = read_table(src)
+    files = {}
+    for path, _, layer, used, _ in includes(src, table):
+        if used != layer:
+            files.setdefault((layer, used), set()).add(path)
+    return {k: len(v) for k, v in files.items()}, table
+
+
+def ranks(edges, layers):
+    """A layer's row: 0 for those nothing includes... the longest path from the top."""
+    rank = {l: 0 for l in layers}
+    for _ in layers:
+        for (a, b) in edges:
+            if rank[b] < rank[a] + 1:
+                rank[b] = rank[a] + 1
+    return rank
+
+
+def text(src):
+    edges, table = graph(src)
+    for layer in table:
+        outs = sorted((b, n) for (a, b), n in edges.items() if a == layer)
+        print("%-9s -> %s" % (layer, ", ".join("%s (%d)" % o for o in outs) or "-"))
+    return 0
+
+
+def svg(src):
+    edges, table = graph(src)
+    layers = list(table)
+    rank = ranks(edges, layers)
+    rows = {}
+    for l in layers:
+        rows.setdefault(rank[l], []).append(l)
+    bw, bh, gx, gy = 96, 30, 28, 56
+    width = max(len(r) for r in rows.values()) * (bw + gx) + gx
+    height = len(rows) * (bh + gy) + gy
+    pos = {}
+    for r, names in rows.items():
+        x0 = (width - len(names) * (bw + gx) + gx) / 2
+        for i, l in enumerate(names):
+            pos[l] = (x0 + i * (bw + gx), gy / 2 + r * (bh + gy))
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="13">' % (width, height),
+           '<defs><marker id="a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
+           '<rect width="100%" height="100%" fill="white"/>']
+    for (a, b), n in sorted(edges.items()):
+        if b == "util":
+            continue  # every layer uses util: said once, in its box
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        x1, y1 = xa + bw / 2, ya + bh
+        x2, y2 = xb + bw / 2, yb
+        if rank[b] <= rank[a]:  # not downwards (cannot happen in a DAG of ranks): side to side
+            y1, y2 = ya + bh / 2, yb + bh / 2
+        out.append('<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#555" '
+                   'marker-end="url(#a)"><title>%s includes %s in %d file(s)</title></line>'
+                   % (x1, y1, x2, y2, a, b, n))
+    for l, (x, y) in pos.items():
+        label = l + (" (all use it)" if l == "util" else "")
+        out.append('<rect x="%.0f" y="%.0f" width="%d" height="%d" rx="5" fill="#eef3fb" '
+                   'stroke="#345"/>' % (x, y, bw, bh))
+        out.append('<text x="%.0f" y="%.0f" text-anchor="middle" font-size="%d">%s</text>'
+                   % (x + bw / 2, y + bh / 2 + 4, 13 if l != "util" else 10, label))
+    out.append("</svg>")
+    print("\n".join(out))
+    return 0
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in ("check", "svg", "text"):
+        sys.exit(__doc__)
+    src = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                       "..", "src")
+    return {"check": check, "svg": svg, "text": text}[argv[1]](src)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
