@@ -1,10 +1,11 @@
 /* h2.c: the server side of gRPC unary calls over HTTP/2 cleartext (h2c,
- * prior knowledge) on the serve event loop. nghttp2 does the framing, HPACK
+ * prior knowledge) on the net event loop. nghttp2 does the framing, HPACK
  * and flow control; this file feeds it socket bytes, gathers each stream's
  * headers and length-prefixed message, hands whole calls to a handler and
  * sends its answer as HEADERS, DATA and trailers (grpc-status, grpc-message).
  * A malformed peer gets GOAWAY with nghttp2's error code, then the socket
- * closes. The worker's service (grpc.c) sits on it.
+ * closes. Answers made in one turn go out together at its end (h2_out.c).
+ * The worker's gRPC service and the proxy's gRPC side sit on it.
  * Memory: a message is held whole, so the window is granted by hand
  * (nghttp2's no_auto_window_update): a stream's 5-byte prefix tells its
  * length, which is reserved from the connection's share and the budget
@@ -52,6 +53,8 @@ struct gs_h2_conn {
   struct gs_net_idle_node idle; /* on the server's idle list: no call, nothing to send */
   int fd; /* -1: in memory (fuzzing) */
   nghttp2_session *ng;
+  struct gs__h2_out out;     /* what the socket did not take yet */
+  struct gs_net_defer flush; /* answers made this turn go out at its end, together */
   struct gs_h2_call *calls;
   uint64_t timer;
   enum conn_timer timer_kind;
@@ -153,6 +156,8 @@ static void conn_free(struct gs_h2_conn *c)
   }
   idle_unlink(c);
   conn_timer_stop(c);
+  gs_net_loop_undefer(s->loop, &c->flush);
+  gs__h2_out_free(&c->out);
   nghttp2_session_del(c->ng);
   while (c->calls) {
     struct gs_h2_call *k = c->calls;
@@ -179,9 +184,10 @@ static void conn_free(struct gs_h2_conn *c)
  * took), then the socket closes: an idle connection's end. */
 static void conn_goaway_close(struct gs_h2_conn *c)
 {
+  bool pending;
   nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->ng),
                         NGHTTP2_NO_ERROR, NULL, 0);
-  (void)nghttp2_session_send(c->ng);
+  (void)gs__h2_out_flush(&c->out, c->ng, c->fd, &pending); /* what the socket takes now */
   conn_free(c);
 }
 
@@ -215,34 +221,51 @@ static void conn_update(struct gs_h2_conn *c)
                                        on_conn_timeout, c);
     c->timer_kind = want;
   }
-  gs_net_idle_set(&s->idle, &c->idle, !c->calls && !nghttp2_session_want_write(c->ng));
+  gs_net_idle_set(&s->idle, &c->idle,
+                  !c->calls && !nghttp2_session_want_write(c->ng) && c->out.len == c->out.off);
 }
 
 static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
-/* Sends what nghttp2 has queued; false when the connection ended (freed). */
+/* Sends what nghttp2 has queued (h2_out.c); false when the connection
+ * ended (freed). */
 static bool conn_flush(struct gs_h2_conn *c)
 {
-  int rv;
+  bool pending;
   if (c->busy)
     return !c->dead;
-  if (c->dead || (rv = nghttp2_session_send(c->ng)) != 0) {
-    c->busy = false;
+  gs_net_loop_undefer(c->srv->loop, &c->flush);
+  if (c->dead || gs__h2_out_flush(&c->out, c->ng, c->fd, &pending) != 0) {
     conn_free(c);
     return false;
   }
-  if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng)) {
+  if (!pending && !nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng)) {
     conn_free(c);
     return false;
   }
   if (c->fd >= 0) {
-    if (nghttp2_session_want_write(c->ng))
+    if (pending)
       gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_WRITABLE, on_io, c);
-    else
+    else if (gs_net_loop_mask(c->srv->loop, c->fd) & GS_NET_WRITABLE)
       gs_net_loop_del(c->srv->loop, c->fd, GS_NET_WRITABLE);
   }
   conn_update(c);
   return true;
+}
+
+static void on_flush(struct gs_net_defer *d)
+{
+  (void)conn_flush(GS_CONTAINER_OF(d, struct gs_h2_conn, flush));
+}
+
+/* Answers made now go out at the end of this turn, with the others made
+ * in it (an in-memory connection's at once: nothing turns its loop). */
+static void conn_schedule(struct gs_h2_conn *c)
+{
+  if (c->fd < 0)
+    (void)conn_flush(c);
+  else
+    gs_net_loop_defer(c->srv->loop, &c->flush);
 }
 
 /* ---- nghttp2 callbacks ---- */
@@ -251,17 +274,9 @@ static ssize_t on_send(nghttp2_session *ng, const uint8_t *data, size_t len, int
                        void *user)
 {
   struct gs_h2_conn *c = user;
-  ssize_t n;
   (void)ng;
   (void)flags;
-  if (c->fd < 0)
-    return (ssize_t)len; /* in memory: discarded */
-  n = send(c->fd, data, len, MSG_NOSIGNAL);
-  if (n >= 0)
-    return n;
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-    return NGHTTP2_ERR_WOULDBLOCK;
-  return NGHTTP2_ERR_CALLBACK_FAILURE;
+  return gs__h2_out_add(&c->out, data, len);
 }
 
 void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t len,
@@ -564,7 +579,7 @@ void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t 
   }
   if (rc != 0) /* the stream is gone already: nothing to answer */
     nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, k->id, NGHTTP2_INTERNAL_ERROR);
-  (void)conn_flush(c);
+  conn_schedule(c);
 }
 
 /* ---- connections ---- */
@@ -606,6 +621,8 @@ static struct gs_h2_conn *conn_new(struct gs_h2_server *s, int fd)
     return NULL;
   c->srv = s;
   c->fd = fd;
+  c->out.discard = fd < 0; /* in memory: frames out are dropped */
+  c->flush.fn = on_flush;
   if (session_new(c) != 0 ||
       nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, GS_NITEMS(iv)) != 0 ||
       nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, CONN_WINDOW) != 0) {

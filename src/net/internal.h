@@ -9,6 +9,8 @@
 
 #include "net/net.h"
 
+#include <nghttp2/nghttp2.h>
+
 /* picohttpparser as libh2o exports it (Debian ships no header for it). Our
  * declarations of its documented API: phr_parse_request returns the head's
  * length, -1 when malformed, -2 when incomplete. */
@@ -30,6 +32,23 @@ int phr_parse_response(const char *buf, size_t len, int *minor_version, int *sta
  * whitespace around it (RFC 9110 §5.5: picohttpparser 2.2 keeps what
  * trails it); obs-fold lines keep their NULL name for gs_http_fields_read. */
 void gs__http_headers(const struct phr_header *h, size_t nh, struct gs_http_header *out);
+
+/* ---- an HTTP/2 connection's output (h2_out.c): the server's and the client's ---- */
+
+/* Bytes of one connection that its socket refused (sent first next time). */
+struct gs__h2_out {
+  char *buf;
+  size_t len, off, cap;
+  bool discard; /* an in-memory connection: output dropped */
+};
+/* The body of nghttp2's send_callback: gathers len bytes (copied); WOULDBLOCK
+ * once enough wait, so they are written before nghttp2 makes more. */
+ssize_t gs__h2_out_add(struct gs__h2_out *o, const uint8_t *data, size_t len);
+/* Writes what waits and what nghttp2 has to send on fd, until the socket is
+ * full (*pending: call again once writable) or nothing is left. 0, or -1
+ * when the session or the socket failed. Not from nghttp2's callbacks. */
+int gs__h2_out_flush(struct gs__h2_out *o, nghttp2_session *ng, int fd, bool *pending);
+void gs__h2_out_free(struct gs__h2_out *o);
 
 /* ---- in-memory connections (http.c, h2.c) ---- */
 

@@ -1,7 +1,8 @@
 /* loop.c: the net layer's event loop: epoll over an fd-indexed table, a
- * binary min-heap of timers, deferred closes, a stop flag; plus the socket
- * helpers (non-blocking, listen, accept under a connection limit, the idle
- * list that limit evicts from). Shaped after Redis's ae.c (STYLE.md 8); it
+ * binary min-heap of timers, work deferred to the end of a turn (output
+ * gathered over a turn goes out in one write), deferred closes, a stop
+ * flag; plus the socket helpers (non-blocking, listen, accept under a
+ * connection limit, the idle list that limit evicts from). Shaped after Redis's ae.c (STYLE.md 8); it
  * knows nothing of HTTP, which sits on top of it in http.c. */
 #include "net/internal.h"
 
@@ -39,6 +40,9 @@ struct gs_net_loop {
   uint64_t next_id;
   int *closing;                /* fds to close at the end of this turn */
   size_t nclosing;
+  struct gs_net_defer *deferred; /* work for the end of a turn, in order */
+  struct gs_net_defer *deferred_last;
+  uint64_t turn;                 /* deferred work runs in the turn after the one it was added in */
   void (*before_sleep)(struct gs_net_loop *, void *);
   void *before_sleep_data;
 };
@@ -291,12 +295,57 @@ void gs_net_loop_set_before_sleep(struct gs_net_loop *l, void (*fn)(struct gs_ne
   l->before_sleep_data = data;
 }
 
+void gs_net_loop_defer(struct gs_net_loop *l, struct gs_net_defer *d)
+{
+  if (d->on)
+    return;
+  d->on = true;
+  d->turn = l->turn;
+  d->next = NULL;
+  d->prev = l->deferred_last;
+  if (l->deferred_last)
+    l->deferred_last->next = d;
+  else
+    l->deferred = d;
+  l->deferred_last = d;
+}
+
+void gs_net_loop_undefer(struct gs_net_loop *l, struct gs_net_defer *d)
+{
+  if (!d->on)
+    return;
+  if (d->prev)
+    d->prev->next = d->next;
+  else
+    l->deferred = d->next;
+  if (d->next)
+    d->next->prev = d->prev;
+  else
+    l->deferred_last = d->prev;
+  d->on = false;
+}
+
+/* Runs the work deferred so far; work deferred meanwhile waits for the
+ * next turn (which then does not sleep), so none can starve the fds. */
+static int run_deferred(struct gs_net_loop *l)
+{
+  uint64_t turn = l->turn++;
+  int n = 0;
+  while (l->deferred && l->deferred->turn <= turn && !l->stop) {
+    struct gs_net_defer *d = l->deferred;
+    gs_net_loop_undefer(l, d);
+    d->fn(d);
+    n++;
+  }
+  return n;
+}
+
 int gs_net_loop_run_once(struct gs_net_loop *l, int timeout_ms)
 {
   int n, done = 0;
   if (l->before_sleep)
     l->before_sleep(l, l->before_sleep_data);
-  n = epoll_wait(l->epfd, l->fired, l->setsize, wait_ms(l, timeout_ms));
+  n = epoll_wait(l->epfd, l->fired, l->setsize, l->deferred ? 0 : wait_ms(l, timeout_ms));
   if (n < 0 && errno != EINTR)
     return GS_E_IO;
   for (int i = 0; i < n && !l->stop; i++) {
@@ -312,6 +361,7 @@ int gs_net_loop_run_once(struct gs_net_loop *l, int timeout_ms)
     }
   }
   done += fire_timers(l);
+  done += run_deferred(l);
   close_deferred(l);
   return done;
 }

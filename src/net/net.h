@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "util/util.h"
@@ -44,6 +45,21 @@ unsigned gs_net_loop_mask(const struct gs_net_loop *loop, int fd);
 /* Forgets fd and closes it at the end of this turn, so its number cannot be
  * reused (and its stale events fired at a newcomer) while a turn dispatches. */
 void gs_net_loop_close_fd(struct gs_net_loop *loop, int fd);
+
+/* Work deferred to the end of this turn, after its events and timers (a
+ * connection's output gathered over the turn goes out in one write). The
+ * node lives in its owner: fn gets it back (container_of). Deferring a node
+ * already pending does nothing; one deferred while the deferred work runs
+ * runs next turn, which then does not wait. Undefer before freeing it. */
+struct gs_net_defer {
+  void (*fn)(struct gs_net_defer *d);
+  /* private */
+  struct gs_net_defer *prev, *next;
+  uint64_t turn;
+  bool on;
+};
+void gs_net_loop_defer(struct gs_net_loop *loop, struct gs_net_defer *d);
+void gs_net_loop_undefer(struct gs_net_loop *loop, struct gs_net_defer *d);
 
 /* A timer firing delay_us from now; returns its id (> 0) or 0 on no memory.
  * Timers due at the same moment fire in the order they were added. */
@@ -391,6 +407,57 @@ void gs_h2_call_reply(struct gs_h2_call *call, int status, const void *msg, size
                       const char *message);
 /* True while the client still waits for the answer. */
 bool gs_h2_call_alive(const struct gs_h2_call *call);
+
+/* ---- HTTP/2 client (h2_client.c) ---- */
+
+/* One h2c connection (prior knowledge) carrying many concurrent calls. */
+struct gs_h2_client;
+/* A call's close code when its connection ended first (not HTTP/2 codes). */
+#define GS_H2_CONN_LOST 0xffffffffu      /* closed, reset, or ended by GOAWAY */
+#define GS_H2_CONN_REFUSED 0xfffffffeu   /* it never connected */
+#define GS_H2_CONN_MALFORMED 0xfffffffdu /* the server broke the protocol */
+/* What a client reports; call: the pointer its gs_h2_client_call was given.
+ * Callbacks come from the client's own events (never from within a
+ * gs_h2_client_* call) and may start calls, cancel them or free the client. */
+struct gs_h2_client_ops {
+  /* A header of the answer, ":status" and trailers too, as they come. */
+  void (*header)(void *call, const char *name, size_t nl, const char *value, size_t vl);
+  /* Bytes of the answer's body as they come; false resets the stream
+   * (RST_STREAM CANCEL: the call then closes with that code). */
+  bool (*data)(void *call, const uint8_t *data, size_t len);
+  /* The call ended: 0 when its stream closed cleanly both ways, else the
+   * HTTP/2 error code of its reset (REFUSED_STREAM: the server did not
+   * process it), or a GS_H2_CONN_ code. Once per call; not for a cancelled one. */
+  void (*closed)(void *call, uint32_t code);
+  /* Optional (NULL: none): the request's last byte went into a frame. */
+  void (*sent)(void *call);
+  /* The connection ended (after closed() for each of its calls); the owner
+   * frees the client, here or later. */
+  void (*dead)(void *ctx, const char *why);
+};
+struct gs_h2_client_config {
+  uint32_t stream_window, conn_window; /* the receive windows we advertise; 0: 1 MiB, 16 MiB */
+};
+/* Connects (non-blocking) to addr; calls may be made at once (sent once
+ * connected). cfg may be NULL. */
+int gs_h2_client_new(struct gs_err *err, struct gs_net_loop *loop, const struct sockaddr *addr,
+                     unsigned addrlen, const struct gs_h2_client_config *cfg,
+                     const struct gs_h2_client_ops *ops, void *ctx, struct gs_h2_client **out);
+/* A request: nhdr headers (pseudo-headers first, 16 at most) and a body
+ * sent as it is, which must stay valid until the call closes or is
+ * cancelled (headers are copied now). Sent at the end of this turn, with
+ * the turn's other calls. Its stream id, or a negative code (the connection
+ * is ending or out of stream ids: the call never started). */
+int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
+                          const void *body, size_t len, void *call);
+/* Resets a call (RST_STREAM CANCEL); nothing more is reported of it. */
+void gs_h2_client_cancel(struct gs_h2_client *c, int32_t id);
+/* GOAWAY: no new calls; the connection ends (dead()) once none is left. */
+void gs_h2_client_goaway(struct gs_h2_client *c);
+/* True while it takes new calls. */
+bool gs_h2_client_usable(const struct gs_h2_client *c);
+/* Closes now, reporting nothing more; takes NULL. */
+void gs_h2_client_free(struct gs_h2_client *c);
 
 /* Connections the server holds (the fuzz target checks none outlives its input). */
 unsigned gs_h2_server_conns(const struct gs_h2_server *s);

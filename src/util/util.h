@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #define GS_NITEMS(a) (sizeof(a) / sizeof((a)[0]))
+/* The struct of type that holds member at ptr (an intrusive node's owner). */
+#define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 #if defined(__GNUC__)
 #define GS_PRINTF(f, a) __attribute__((format(printf, f, a)))
