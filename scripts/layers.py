@@ -68,7 +68,7 @@ def check(src):
     bad = []
     for path, n, layer, used, inc in includes(src, table):
         rel = os.path.relpath(path, os.path.dirname(os.path.abspath(src)))
-        if used != layer and os.path.basename(inc) == "internal.h":
+        if used != layer and os.path.basename(inc).endswith("internal.h"):
             bad.append("%s:%d: includes %s, the %s layer's internals (use its interface header)"
                        % (rel, n, inc, used))
         elif used != layer and used != "util" and used not in table[layer]:

@@ -43,6 +43,8 @@ struct gs_h2_server {
   struct gs_net_budget own_budget, *budget; /* budget: &own_budget, or shared */
   struct gs_h2_conn *conns;
   struct gs_net_idle_list idle;
+  void (*on_refuse)(void *ctx); /* each answer of the server's own */
+  void *refuse_ctx;
 };
 
 enum conn_timer { T_NONE, T_HEAD, T_IDLE };
@@ -287,9 +289,12 @@ void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t 
  * out, RST_STREAM (on_frame_send) tells the client to stop sending. */
 static void refuse(struct gs_h2_call *k, int status, const char *message)
 {
+  struct gs_h2_server *s = k->conn->srv;
   call_timer_stop(k);
   call_release(k);
   k->dispatched = true;
+  if (s->on_refuse)
+    s->on_refuse(s->refuse_ctx);
   gs_h2_call_reply(k, status, NULL, 0, message);
 }
 
@@ -448,21 +453,21 @@ static void dispatch(struct gs_h2_call *k)
   struct gs_h2_request req = {.path = k->path, .path_len = k->path_len,
                               .deadline_us = k->deadline_us};
   call_timer_stop(k);
-  k->dispatched = true;
   if (k->bad) {
-    gs_h2_call_reply(k, ST_RESOURCE_EXHAUSTED, NULL, 0, "the request's :path is too long");
+    refuse(k, ST_RESOURCE_EXHAUSTED, "the request's :path is too long");
     return;
   }
   if (k->in_len < 5 || k->in[0] != 0) {
-    gs_h2_call_reply(k, k->in_len >= 5 ? 12 : ST_INTERNAL, NULL, 0,
-                     k->in_len >= 5 ? "compressed messages are not supported (no grpc-encoding)"
-                                    : "the request holds no gRPC message (5-byte prefix)");
+    refuse(k, k->in_len >= 5 ? 12 : ST_INTERNAL,
+           k->in_len >= 5 ? "compressed messages are not supported (no grpc-encoding)"
+                          : "the request holds no gRPC message (5-byte prefix)");
     return;
   }
   if (k->in_len != k->need) {
-    gs_h2_call_reply(k, ST_INTERNAL, NULL, 0, "the request is not exactly one gRPC message");
+    refuse(k, ST_INTERNAL, "the request is not exactly one gRPC message");
     return;
   }
+  k->dispatched = true;
   req.msg = k->in + 5;
   req.msg_len = k->need - 5;
   k->conn->srv->fn(k->conn->srv->ctx, k, &req);
@@ -751,6 +756,12 @@ int gs_h2_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
 void gs_h2_server_budget(struct gs_h2_server *s, struct gs_net_budget *b)
 {
   s->budget = b;
+}
+
+void gs_h2_server_on_refuse(struct gs_h2_server *s, void (*fn)(void *ctx), void *ctx)
+{
+  s->on_refuse = fn;
+  s->refuse_ctx = ctx;
 }
 
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd)

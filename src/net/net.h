@@ -393,6 +393,9 @@ int gs_h2_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
 /* Holds request messages under b (which outlives s) instead. Set before
  * the first connection. */
 void gs_h2_server_budget(struct gs_h2_server *s, struct gs_net_budget *b);
+/* fn(ctx) for each call the server answers itself (refused: over a limit,
+ * too slow, malformed), e.g. to count it; NULL: none. */
+void gs_h2_server_on_refuse(struct gs_h2_server *s, void (*fn)(void *ctx), void *ctx);
 /* Serves h2c (prior knowledge) connections accepted on fd (the server closes it). */
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd);
 /* Stops accepting; each connection gets GOAWAY (no new streams), finishes

@@ -383,6 +383,11 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
 
 /* ---- public ---- */
 
+static void count_refusal(void *p)
+{
+  gs__proxy_error(p);
+}
+
 void gs_proxy_grpc_drain(struct gs_proxy_grpc *g)
 {
   if (g)
@@ -415,6 +420,7 @@ int gs_proxy_grpc_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_pr
     return rc;
   }
   gs_h2_server_budget(g->h2, gs__proxy_budget(p));
+  gs_h2_server_on_refuse(g->h2, count_refusal, p); /* errors_total counts them too */
   if ((rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
     gs_proxy_grpc_free(g);
     return rc;
