@@ -159,6 +159,7 @@ int cli_main(int argc, char **argv)
       return cli_usage("unknown command '%s'; `gpuslice --help` lists the commands", argv[1]);
     first = 1;
   }
+  cli_log_init();
   rc = v->run(&c, argc - first, argv + first);
   gs_backend_close(c.backend);
   return rc;

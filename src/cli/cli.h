@@ -39,6 +39,8 @@ struct cli {
 
 /* Runs one gpuslice command line; returns the exit status. */
 int cli_main(int argc, char **argv);
+/* The libraries' log events to stdout (progress) and stderr (log.c). */
+void cli_log_init(void);
 
 /* One verb: `gpuslice <group> <name>` (group NULL for top-level verbs). */
 struct cli_verb {

@@ -36,19 +36,16 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
   if (gs_super_info(s, w, &info) != 0)
     return;
   gs_proxy_worker_set(sv->proxy, w, info.port, ready);
-  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, info.profile, info.uuid,
-         info.port, ready ? "joined" : "left",
-         gs_super_state_name(info.state));
-  fflush(stdout);
+  gs_log_info("serve", "worker %zu (%s %s, port %u) %s the pool (%s)", w, info.profile,
+              info.uuid, info.port, ready ? "joined" : "left", gs_super_state_name(info.state));
 }
 
 static void on_eject(void *ctx, size_t w, bool ejected)
 {
   (void)ctx;
-  printf("worker %zu %s\n", w,
-         ejected ? "ejected from the pool after consecutive failures"
-                 : "back in the pool after its ejection");
-  fflush(stdout);
+  gs_log_info("serve", "worker %zu %s", w,
+              ejected ? "ejected from the pool after consecutive failures"
+                      : "back in the pool after its ejection");
 }
 
 /* ---- the autoscaler's wiring ---- */
@@ -78,9 +75,9 @@ static int start_scale(struct gs_err *err, struct server *sv)
   if (!rc && sv->admin)
     gs_proxy_admin_set_scale(sv->admin, sv->scale);
   if (!rc)
-    printf("autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s\n",
-           cfg->scale.percentile, (double)cfg->scale.budget_us / 1e3, cfg->scale.min_slices,
-           cfg->scale.max_slices ? cfg->scale.max_slices : 7, t.profile, t.state_path);
+    gs_log_info("serve", "autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s",
+                cfg->scale.percentile, (double)cfg->scale.budget_us / 1e3, cfg->scale.min_slices,
+                cfg->scale.max_slices ? cfg->scale.max_slices : 7, t.profile, t.state_path);
   free(state);
   return rc;
 }
@@ -105,9 +102,8 @@ static int64_t on_retire_tick(struct gs_net_loop *loop, uint64_t id, void *data)
     }
     sv->retiring[w] = false;
     gs_super_retire(sv->super, w);
-    printf("worker %zu retired: its device is gone\n", w);
+    gs_log_info("serve", "worker %zu retired: its device is gone", w);
   }
-  fflush(stdout);
   if (left)
     return 20000;
   sv->retire_timer = 0;
@@ -174,16 +170,16 @@ static void reload_devices(struct server *sv, const struct gs_mig_device *devs, 
       size_t w, pw;
       if (gs_proxy_add_worker(sv->proxy, &pw) != 0 ||
           gs_super_add(&err, sv->super, &slot, &w) != 0 || w != pw) {
-        fprintf(stderr, "gpuslice serve: reload: cannot add a worker for %s: %s\n",
-                devs[k].uuid, err.msg[0] ? err.msg : "out of memory");
+        gs_log_warn("serve", "reload: cannot add a worker for %s: %s", devs[k].uuid,
+                    err.msg[0] ? err.msg : "out of memory");
         break;
       }
       added++;
     }
   }
   grow_retiring(sv);
-  printf("reload: %d MIG devices, %u workers added, %u devices gone\n", n, added, gone);
-  fflush(stdout);
+  gs_log_info("serve", "reload: %d MIG devices, %u workers added, %u devices gone", n, added,
+              gone);
   sv->retire_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
   if (gone && !sv->retire_timer)
     sv->retire_timer = gs_net_loop_timer_add(sv->loop, 0, on_retire_tick, sv);
@@ -195,8 +191,7 @@ static void reload(struct server *sv)
       calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   int n = devs ? sv->cfg->on_reload(sv->cfg->ctx, sv->proxy, devs) : -1;
   if (n < 0)
-    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; they stay as they "
-                    "were\n");
+    gs_log_warn("serve", "reload: cannot list the MIG devices; they stay as they were");
   else
     reload_devices(sv, devs, n);
   free(devs);
@@ -233,8 +228,8 @@ static void on_signal(struct gs_net_loop *loop, int fd, void *data, unsigned mas
   }
   sv->draining = true;
   sv->drain_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
-  fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
-          strsignal((int)si.ssi_signo), gs_proxy_inflight(sv->proxy));
+  gs_log_notice("serve", "%s: draining (%zu requests under way)", strsignal((int)si.ssi_signo),
+                gs_proxy_inflight(sv->proxy));
   gs_proxy_drain(sv->proxy);
   gs_proxy_grpc_drain(sv->grpc);
   gs_net_loop_timer_add(loop, 0, on_drain_tick, sv);
@@ -253,10 +248,11 @@ static void raise_nofile(void)
 
 /* ---- putting it together ---- */
 
-/* "HOST:PORT" printed with the bound port. */
-static void print_listen(const char *what, const char *hostport, unsigned port)
+/* "what HOST:PORT" with the bound port. */
+static void say_listen(const char *what, const char *hostport, unsigned port, const char *more)
 {
-  printf("%s %.*s:%u", what, (int)(strrchr(hostport, ':') - hostport), hostport, port);
+  gs_log_info("serve", "%s %.*s:%u%s", what, (int)(strrchr(hostport, ':') - hostport), hostport,
+              port, more);
 }
 
 /* The listeners: the proxy's, gRPC's and the admin API's; 0 or an error. */
@@ -285,19 +281,15 @@ out:
   return rc;
 }
 
-static void print_banner(const struct server *sv, const unsigned ports[3])
+static void say_banner(const struct server *sv, const unsigned ports[3])
 {
-  print_listen("listening on", sv->cfg->listen, ports[0]);
-  printf(", %zu workers starting\n", sv->cfg->super.nslots);
-  if (sv->grpc) {
-    print_listen("grpc on", sv->cfg->grpc_listen, ports[1]);
-    putchar('\n');
-  }
-  if (sv->admin) {
-    print_listen("admin on", sv->cfg->admin_listen, ports[2]);
-    putchar('\n');
-  }
-  fflush(stdout);
+  char workers[48];
+  snprintf(workers, sizeof(workers), ", %zu workers starting", sv->cfg->super.nslots);
+  say_listen("listening on", sv->cfg->listen, ports[0], workers);
+  if (sv->grpc)
+    say_listen("grpc on", sv->cfg->grpc_listen, ports[1], "");
+  if (sv->admin)
+    say_listen("admin on", sv->cfg->admin_listen, ports[2], "");
 }
 
 /* The pid file, first: a live serve of the same state is refused before
@@ -314,8 +306,8 @@ static int take_pidfile(struct gs_err *err, struct server *sv)
   if ((rc = gs_serve_pidfile_open(err, sv->cfg->state_dir, d.grace_ms, &sv->pidfile, &ended)) != 0)
     return rc;
   if (ended)
-    fprintf(stderr, "gpuslice serve: ended %zu workers an earlier serve left running (%s/serve.pid)\n",
-            ended, sv->cfg->state_dir);
+    gs_log_notice("serve", "ended %zu workers an earlier serve left running (%s/serve.pid)",
+                  ended, sv->cfg->state_dir);
   return 0;
 }
 
@@ -347,10 +339,10 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
   if ((rc = gs_net_loop_add(err, sv->loop, *sfd, GS_NET_READABLE, on_signal, sv)) != 0 ||
       (rc = gs_super_start(err, sv->super)) != 0 || (rc = start_scale(err, sv)) != 0)
     return rc;
-  print_banner(sv, ports);
+  say_banner(sv, ports);
   rc = gs_net_loop_run(sv->loop);
   if (rc == 0)
-    fprintf(stderr, "gpuslice serve: stopped\n");
+    gs_log_notice("serve", "stopped");
   return rc;
 }
 

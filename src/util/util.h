@@ -227,4 +227,34 @@ typedef int (*gs_yaml_key_fn)(const struct gs_yaml *y, const char *key, const st
 int gs_yaml_each_pair(const struct gs_yaml *y, const struct yaml_node_s *map, const char *where,
                       const char *allowed, gs_yaml_key_fn fn, void *arg);
 
+/* ---- logging (log.c): one logger, silent until the caller sets a sink ---- */
+
+/* What a library has to say, for whoever runs it: the decisions it makes
+ * (a worker joins the pool, the autoscaler grows), not each request. The
+ * front end (cli) decides where it goes and how it looks (plain lines,
+ * journald priorities, JSON): a sink gets each event whole. */
+/* INFO: progress a person running it follows (workers joining, the
+ * autoscaler's steps); NOTICE: a change of course (draining, stopped);
+ * WARN: something failed and was worked around; ERR: it was not. */
+enum gs_log_level { GS_LOG_DEBUG, GS_LOG_INFO, GS_LOG_NOTICE, GS_LOG_WARN, GS_LOG_ERR };
+/* A named value that goes with a message, for sinks that keep fields apart. */
+struct gs_log_field {
+  const char *key, *value;
+};
+/* source: the part speaking ("serve", "autoscale"); msg: one line, no newline. */
+typedef void gs_log_sink_fn(void *ctx, enum gs_log_level level, const char *source,
+                            const char *msg, const struct gs_log_field *fields, size_t nfields);
+/* Sets the sink (NULL: silent, the default) and the lowest level it gets.
+ * Set before threads start; the sink may be called from any thread. */
+void gs_log_set_sink(gs_log_sink_fn *fn, void *ctx, enum gs_log_level min);
+/* True when a message of level would reach the sink (skip costly formatting). */
+bool gs_log_enabled(enum gs_log_level level);
+/* One event; fields may be NULL. Messages longer than 1 KiB are cut. */
+void gs_log(enum gs_log_level level, const char *source, const struct gs_log_field *fields,
+            size_t nfields, const char *fmt, ...) GS_PRINTF(5, 6);
+#define gs_log_info(source, ...) gs_log(GS_LOG_INFO, (source), NULL, 0, __VA_ARGS__)
+#define gs_log_notice(source, ...) gs_log(GS_LOG_NOTICE, (source), NULL, 0, __VA_ARGS__)
+#define gs_log_warn(source, ...) gs_log(GS_LOG_WARN, (source), NULL, 0, __VA_ARGS__)
+#define gs_log_err(source, ...) gs_log(GS_LOG_ERR, (source), NULL, 0, __VA_ARGS__)
+
 #endif
