@@ -9,6 +9,17 @@
 #include <stdbool.h>
 #include "geometry/geometry.h"
 
+/* ---- NVML's vocabulary for util's error codes (codes.c) ---- */
+
+/* NVML's value and name for a code: 19, "NVML_ERROR_IN_USE" (999,
+ * NVML_ERROR_UNKNOWN for conditions of our own). */
+int gs_backend_code_nvml(int code);
+const char *gs_backend_code_nvml_name(int code);
+/* NVML's text for a code, as nvidia-smi prints it ("In use by another client"). */
+const char *gs_backend_code_text(int code);
+/* The code for an nvmlReturn_t value; unlisted values are GS_E_UNKNOWN. */
+int gs_backend_code_from_nvml(int nvml);
+
 #define GS_BACKEND_MAX_GPUS 64
 #define GS_BACKEND_MAX_PROCS 256
 #define GS_BACKEND_UUID_SIZE 96

@@ -204,9 +204,9 @@ int cli_exit_of(int code)
 
 int cli_fail(const struct gs_err *err)
 {
-  int nvml = gs_code_nvml_value(err->code);
+  int nvml = gs_backend_code_nvml(err->code);
   if (nvml != 999 && nvml != 0)
-    fprintf(stderr, "gpuslice: %s (%s)\n", err->msg, gs_code_nvml_name(err->code));
+    fprintf(stderr, "gpuslice: %s (%s)\n", err->msg, gs_backend_code_nvml_name(err->code));
   else
     fprintf(stderr, "gpuslice: %s\n", err->msg);
   return cli_exit_of(err->code);

@@ -200,11 +200,11 @@ static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
     int start = slots[w].start >= 0 ? slots[w].start : o->placement;
     if (b->ops->gi_create(b, &err, info->index, slots[w].profile, start, &gi) != 0) {
       printf("Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
-             slots[w].profile->id, gs_code_text(err.code));
+             slots[w].profile->id, gs_backend_code_text(err.code));
       if (err.code == GS_E_INSUFFICIENT_RESOURCES)
         no_room_hint(&err, info->index);
       rc = cli_fail(&err);
-      printf("Failed to create GPU instances: %s\n", gs_code_text(err.code));
+      printf("Failed to create GPU instances: %s\n", gs_backend_code_text(err.code));
       break;
     }
     printf("Successfully created GPU instance ID %2u on GPU %2u using profile MIG %s (ID %2u)\n",
@@ -369,7 +369,7 @@ static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, 
   for (unsigned g = 0; g < nid; g++) {
     if (b->ops->gi_destroy(b, &err, info->index, ids[g]) != 0) {
       printf("Unable to destroy GPU instance ID %2u from GPU %2u: %s\n", ids[g], info->index,
-             gs_code_text(err.code));
+             gs_backend_code_text(err.code));
       *why = err.code;
       return cli_fail(&err);
     }
@@ -405,7 +405,7 @@ static int run_destroy(struct cli *c, int argc, char **argv)
     rc = destroy_on_gpu(b, &infos[i], gi_list, &destroyed, &why);
   }
   if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
-    printf("Failed to destroy GPU instances: %s\n", gs_code_text(why));
+    printf("Failed to destroy GPU instances: %s\n", gs_backend_code_text(why));
   else if (rc == GS_EXIT_OK && destroyed == 0)
     printf("No GPU instances found: Not Found\n");
   return rc;

@@ -26,7 +26,7 @@ static void report_mode(const struct cli *c, bool emulated, const struct gs_gpu_
     return;
   }
   printf("Warning: MIG mode is in pending %s state for GPU %s:%s\n", enable ? "enable" : "disable",
-         bus, gs_code_text(activation == GS_E_RESET_REQUIRED ? GS_E_NOT_SUPPORTED : activation));
+         bus, gs_backend_code_text(activation == GS_E_RESET_REQUIRED ? GS_E_NOT_SUPPORTED : activation));
   if (activation == GS_E_IN_USE)
     printf("%s is currently being used by one or more other processes (e.g. CUDA application or a "
            "monitoring application such as another instance of nvidia-smi). Please first kill all "

@@ -21,42 +21,42 @@
 #define GS_PRINTF(f, a)
 #endif
 
-/* Error codes. The NVML column is the nvmlReturn_t value the same condition has
- * in NVML (reference/mig-facts.md §6.3), so the emulator and the NVML backend
- * speak one vocabulary; 999 (NVML_ERROR_UNKNOWN) marks conditions of our own.
- * X(name, nvml value, NVML's own text as nvidia-smi prints it) */
+/* Error codes: the conditions every layer reports, by name. Their order is
+ * their value. What NVML calls each (its nvmlReturn_t value and text, so the
+ * emulator and the NVML backend speak one vocabulary) is the backend's
+ * (gs_backend_code_nvml, backend/codes.c): nothing here knows a GPU. */
 #define GS_CODE_MAP(X)                                                         \
-  X(UNINITIALIZED, 1, "Uninitialized")                                         \
-  X(INVALID_ARGUMENT, 2, "Invalid Argument")                                   \
-  X(NOT_SUPPORTED, 3, "Not Supported")                                         \
-  X(NO_PERMISSION, 4, "Insufficient Permissions")                              \
-  X(NOT_FOUND, 6, "Not Found")                                                 \
-  X(INSUFFICIENT_SIZE, 7, "Insufficient Size")                                 \
-  X(DRIVER_NOT_LOADED, 9, "Driver Not Loaded")                                 \
-  X(LIBRARY_NOT_FOUND, 12, "NVML Shared Library Not Found")                    \
-  X(FUNCTION_NOT_FOUND, 13, "Function Not Found")                              \
-  X(GPU_IS_LOST, 15, "GPU is lost")                                            \
-  X(RESET_REQUIRED, 16, "Reset Required")                                      \
-  X(IN_USE, 19, "In use by another client")                                    \
-  X(NO_MEMORY, 20, "Out of Memory")                                            \
-  X(INSUFFICIENT_RESOURCES, 23, "Insufficient Resources")                      \
-  X(ARGUMENT_VERSION_MISMATCH, 25, "Argument Version Mismatch")                \
-  X(UNKNOWN, 999, "Unknown Error")                                             \
-  X(IO, 999, "I/O error")                                                      \
-  X(CORRUPT_STATE, 999, "Corrupt state")                                       \
-  X(USAGE, 999, "Usage error")
+  X(UNINITIALIZED)                                                             \
+  X(INVALID_ARGUMENT)                                                          \
+  X(NOT_SUPPORTED)                                                             \
+  X(NO_PERMISSION)                                                             \
+  X(NOT_FOUND)                                                                 \
+  X(INSUFFICIENT_SIZE)                                                         \
+  X(DRIVER_NOT_LOADED)                                                         \
+  X(LIBRARY_NOT_FOUND)                                                         \
+  X(FUNCTION_NOT_FOUND)                                                        \
+  X(GPU_IS_LOST)                                                               \
+  X(RESET_REQUIRED)                                                            \
+  X(IN_USE)                                                                    \
+  X(NO_MEMORY)                                                                 \
+  X(INSUFFICIENT_RESOURCES)                                                    \
+  X(ARGUMENT_VERSION_MISMATCH)                                                 \
+  X(UNKNOWN)                                                                   \
+  X(IO)                                                                        \
+  X(CORRUPT_STATE)                                                             \
+  X(USAGE)
 
 /* Indexes into GS_CODE_MAP; public codes are their negatives minus one:
  * GS_E_INVALID_ARGUMENT == -1, GS_E_NOT_SUPPORTED == -2, ... */
 enum gs__code_index {
-#define GS__CODE_INDEX(name, nvml, text) GS_E__INDEX_##name,
+#define GS__CODE_INDEX(name) GS_E__INDEX_##name,
   GS_CODE_MAP(GS__CODE_INDEX)
 #undef GS__CODE_INDEX
   GS_E__COUNT
 };
 
 #define GS_OK 0
-#define GS__CODE_NEG(name, nvml, text) GS_E_##name = -(GS_E__INDEX_##name + 1),
+#define GS__CODE_NEG(name) GS_E_##name = -(GS_E__INDEX_##name + 1),
 enum gs_code { GS_CODE_MAP(GS__CODE_NEG) GS_E__LAST = 0 };
 #undef GS__CODE_NEG
 
@@ -75,13 +75,6 @@ int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap) GS_PR
 void gs_err_clear(struct gs_err *err);
 /* Short name of a code, e.g. "IN_USE"; "OK" for 0; "UNKNOWN" otherwise. */
 const char *gs_code_name(int code);
-/* NVML's name and value for a code: "NVML_ERROR_IN_USE", 19. */
-const char *gs_code_nvml_name(int code);
-int gs_code_nvml_value(int code);
-/* NVML's text for a code ("In use by another client"). */
-const char *gs_code_text(int code);
-/* The code for an nvmlReturn_t value; unlisted values are GS_E_UNKNOWN. */
-int gs_code_from_nvml(int nvml);
 
 /* Reads a whole file into a NUL-terminated heap buffer the caller frees.
  * A missing file is GS_E_NOT_FOUND; limit caps the size accepted. */

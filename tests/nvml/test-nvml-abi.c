@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/nvml_abi.h"
 #include "util/util.h"
 
@@ -394,22 +395,22 @@ static void test_return_codes(void **state)
 static void test_gs_codes_match_nvml(void **state)
 {
   const struct want w[] = {
-      VAL(gs_code_nvml_value(GS_E_UNINITIALIZED), NVML_ERROR_UNINITIALIZED),
-      VAL(gs_code_nvml_value(GS_E_INVALID_ARGUMENT), NVML_ERROR_INVALID_ARGUMENT),
-      VAL(gs_code_nvml_value(GS_E_NOT_SUPPORTED), NVML_ERROR_NOT_SUPPORTED),
-      VAL(gs_code_nvml_value(GS_E_NO_PERMISSION), NVML_ERROR_NO_PERMISSION),
-      VAL(gs_code_nvml_value(GS_E_NOT_FOUND), NVML_ERROR_NOT_FOUND),
-      VAL(gs_code_nvml_value(GS_E_INSUFFICIENT_SIZE), NVML_ERROR_INSUFFICIENT_SIZE),
-      VAL(gs_code_nvml_value(GS_E_DRIVER_NOT_LOADED), NVML_ERROR_DRIVER_NOT_LOADED),
-      VAL(gs_code_nvml_value(GS_E_LIBRARY_NOT_FOUND), NVML_ERROR_LIBRARY_NOT_FOUND),
-      VAL(gs_code_nvml_value(GS_E_FUNCTION_NOT_FOUND), NVML_ERROR_FUNCTION_NOT_FOUND),
-      VAL(gs_code_nvml_value(GS_E_GPU_IS_LOST), NVML_ERROR_GPU_IS_LOST),
-      VAL(gs_code_nvml_value(GS_E_RESET_REQUIRED), NVML_ERROR_RESET_REQUIRED),
-      VAL(gs_code_nvml_value(GS_E_IN_USE), NVML_ERROR_IN_USE),
-      VAL(gs_code_nvml_value(GS_E_NO_MEMORY), NVML_ERROR_MEMORY),
-      VAL(gs_code_nvml_value(GS_E_INSUFFICIENT_RESOURCES), NVML_ERROR_INSUFFICIENT_RESOURCES),
-      VAL(gs_code_nvml_value(GS_E_ARGUMENT_VERSION_MISMATCH), NVML_ERROR_ARGUMENT_VERSION_MISMATCH),
-      VAL(gs_code_nvml_value(GS_E_UNKNOWN), NVML_ERROR_UNKNOWN),
+      VAL(gs_backend_code_nvml(GS_E_UNINITIALIZED), NVML_ERROR_UNINITIALIZED),
+      VAL(gs_backend_code_nvml(GS_E_INVALID_ARGUMENT), NVML_ERROR_INVALID_ARGUMENT),
+      VAL(gs_backend_code_nvml(GS_E_NOT_SUPPORTED), NVML_ERROR_NOT_SUPPORTED),
+      VAL(gs_backend_code_nvml(GS_E_NO_PERMISSION), NVML_ERROR_NO_PERMISSION),
+      VAL(gs_backend_code_nvml(GS_E_NOT_FOUND), NVML_ERROR_NOT_FOUND),
+      VAL(gs_backend_code_nvml(GS_E_INSUFFICIENT_SIZE), NVML_ERROR_INSUFFICIENT_SIZE),
+      VAL(gs_backend_code_nvml(GS_E_DRIVER_NOT_LOADED), NVML_ERROR_DRIVER_NOT_LOADED),
+      VAL(gs_backend_code_nvml(GS_E_LIBRARY_NOT_FOUND), NVML_ERROR_LIBRARY_NOT_FOUND),
+      VAL(gs_backend_code_nvml(GS_E_FUNCTION_NOT_FOUND), NVML_ERROR_FUNCTION_NOT_FOUND),
+      VAL(gs_backend_code_nvml(GS_E_GPU_IS_LOST), NVML_ERROR_GPU_IS_LOST),
+      VAL(gs_backend_code_nvml(GS_E_RESET_REQUIRED), NVML_ERROR_RESET_REQUIRED),
+      VAL(gs_backend_code_nvml(GS_E_IN_USE), NVML_ERROR_IN_USE),
+      VAL(gs_backend_code_nvml(GS_E_NO_MEMORY), NVML_ERROR_MEMORY),
+      VAL(gs_backend_code_nvml(GS_E_INSUFFICIENT_RESOURCES), NVML_ERROR_INSUFFICIENT_RESOURCES),
+      VAL(gs_backend_code_nvml(GS_E_ARGUMENT_VERSION_MISMATCH), NVML_ERROR_ARGUMENT_VERSION_MISMATCH),
+      VAL(gs_backend_code_nvml(GS_E_UNKNOWN), NVML_ERROR_UNKNOWN),
   };
   (void)state;
   check_table_from("util.h codes", "nvml_abi.h's", w, GS_NITEMS(w));
