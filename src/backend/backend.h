@@ -131,6 +131,14 @@ struct gs_backend_config {
 
 int gs_backend_open(struct gs_err *err, const struct gs_backend_config *cfg, struct gs_backend **out);
 void gs_backend_close(struct gs_backend *b);
+/* True when b's GPUs are emulated (the emu backend). */
+bool gs_backend_emulated(struct gs_backend *b);
+/* Where the state that belongs to this machine goes beside the backend's:
+ * for emulated GPUs the emulator's state file, which other state is named
+ * after ("<it>.jobs", "<it>.serve", "<it>.autoscale.json": each emulated
+ * machine keeps its own); NULL for real GPUs (the caller's state directory).
+ * Valid while b is open. */
+const char *gs_backend_state_base(struct gs_backend *b);
 /* The driver's and NVML's versions ("570.86.15", "12.570.86.15"); NOT_SUPPORTED
  * where the backend has no driver to ask. */
 int gs_backend_versions(struct gs_backend *b, struct gs_err *err, char *driver, char *nvml,

@@ -26,7 +26,7 @@ int gs__jobs_path(struct gs_err *err, char out[PATH_MAX], const char *dir, const
 
 bool gs__jobs_emulated(struct gs_backend *b)
 {
-  return b && gs_emu_state_path(b) != NULL;
+  return gs_backend_emulated(b);
 }
 
 static int default_dir(struct gs_backend *b, char out[PATH_MAX])
@@ -37,7 +37,7 @@ static int default_dir(struct gs_backend *b, char out[PATH_MAX])
   if (env && *env)
     n = snprintf(out, PATH_MAX, "%s", env);
   else if (gs__jobs_emulated(b))
-    n = snprintf(out, PATH_MAX, "%s.jobs", gs_emu_state_path(b));
+    n = snprintf(out, PATH_MAX, "%s.jobs", gs_backend_state_base(b));
   else if (xdg && *xdg)
     n = snprintf(out, PATH_MAX, "%s/gpuslice/jobs", xdg);
   else if (home && *home)

@@ -181,7 +181,7 @@ int gs__mp_reset_all(struct gs_err *err, struct gs_backend *b, const struct gs_l
   if (!out)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resetting the GPUs");
   if ((rc = b->ops->gpu_count(b, err, &ngpu)) == 0)
-    rc = gs_emu_state_path(b) ? emu_reset_all(err, b, ngpu, out, 16384) : smi_reset_all(err, b, ngpu, out, 16384);
+    rc = gs_backend_emulated(b) ? emu_reset_all(err, b, ngpu, out, 16384) : smi_reset_all(err, b, ngpu, out, 16384);
   if (rc == 0)
     gs__mp_log(log, GS_LAYOUT_DEBUG, "\n%s", out);
   else {

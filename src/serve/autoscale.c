@@ -458,8 +458,8 @@ char *gs_scale_default_state(struct gs_backend *b)
   const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
   char *path = NULL;
   int n;
-  if (strcmp(b->ops->name, "emu") == 0)
-    n = asprintf(&path, "%s.autoscale.json", gs_emu_state_path(b));
+  if (gs_backend_emulated(b))
+    n = asprintf(&path, "%s.autoscale.json", gs_backend_state_base(b));
   else if (xdg && *xdg)
     n = asprintf(&path, "%s/gpuslice/autoscale.json", xdg);
   else
