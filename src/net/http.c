@@ -6,8 +6,10 @@
  * KServe; the worker (src/worker) and the load balancer (src/serve) put
  * their handlers on top. A streaming server (the proxy's) hands request
  * bodies over as they arrive, with a pause for backpressure, and takes
- * responses in pieces (Content-Length or chunked). */
-#include "net/internal.h"
+ * responses in pieces (Content-Length or chunked). This file is one
+ * connection's requests and answers; its socket and the server's accepts
+ * are http_server.c's. */
+#include "net/http_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -18,76 +20,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define OUT_HIGH_WATER (4u << 20) /* stop taking pipelined requests above this */
-#define READ_CHUNK 65536u
-#define LINGER_MS 2000u /* at most this long discarding a closing peer's input */
-
-enum conn_state {
-  ST_HEAD,    /* reading a request head */
-  ST_BODY,    /* reading its body */
-  ST_STREAM,  /* streaming server: the handler has the head; body bytes go to body_fn */
-  ST_HANDLER, /* the handler owns the request until gs_http_respond */
-  ST_DONE,    /* answering an error; closing once the answer is out */
-  ST_LINGER,  /* answer sent, our side shut: discarding input until the peer closes */
-};
-
-enum conn_flag {
-  F_PEER_EOF = 1u << 0,    /* the peer closed its side (no more input) */
-  F_CLOSE_AFTER = 1u << 1, /* close once the output is flushed */
-  F_DEAD = 1u << 2,        /* socket gone while the handler held the request */
-  F_IN_PROCESS = 1u << 3,  /* inside process(): respond must not re-enter it */
-  F_TIMED = 1u << 4,       /* the read timer runs for the current request */
-  F_SKIP = 1u << 5,        /* answered before its body ended: input is discarded */
-  F_PAUSED = 1u << 6,      /* gs_http_pause: not reading */
-  F_OUT_STREAM = 1u << 7,  /* a response started by gs_http_respond_start is under way */
-  F_OUT_CHUNKED = 1u << 8, /* ... framed with chunks */
-  F_COUNTED = 1u << 9,     /* accepted: counted in the server's connection limit */
-};
-
-struct gs_http_conn {
-  struct gs_http_server *srv;
-  struct gs_http_conn *prev, *next;
-  int fd; /* -1: in-memory connection (fuzzing) */
-  enum conn_state state;
-  unsigned flags;
-  char *in, *out;
-  size_t in_len, in_cap, out_len, out_off, out_cap, sent;
-  uint64_t timer;
-  /* the current request; its head as offsets into `in`, which may move
-   * (grow) while the body arrives */
-  struct gs_http_request req;
-  size_t method_off, path_off, hoff[GS_HTTP_MAX_HEADERS][2];
-  size_t head_len, content_length, body_done, consumed;
-  bool chunked, keep_alive, head_method; /* HEAD: answer without a body */
-  struct gs_http_chunked dec;
-  void *user; /* gs_http_bind: given to the body and drain callbacks */
-  char *direct; /* body bytes just read into the handler's space (buf_fn), not into `in` */
-  size_t direct_len;
-  const char *why; /* the message of a request error, when more precise than its status's */
-  struct gs_net_idle_node idle; /* on the server's idle list: no request, nothing to send */
-};
-
-struct gs_http_server {
-  struct gs_net_loop *loop;
-  struct gs_http_limits lim;
-  gs_http_handler_fn *fn;
-  void *ctx;
-  gs_http_body_fn *body_fn; /* non-NULL: a streaming server */
-  gs_http_drain_fn *drain_fn;
-  gs_http_body_buf_fn *buf_fn;
-  gs_http_route_fn *route_fn;
-  void *route_ctx;
-  struct gs_net_conns own, *limit; /* limit: &own, or shared (gs_http_server_share_conns) */
-  int listen_fd;
-  unsigned nconns; /* written by the server's thread, read by any (relaxed atomics) */
-  struct gs_http_conn *conns;
-  struct gs_net_idle_list idle;
-};
-
-static bool process(struct gs_http_conn *c);
-static void conn_close(struct gs_http_conn *c);
 static void body_fail(struct gs_http_conn *c, int status);
-static bool conn_flush(struct gs_http_conn *c);
 
 void gs_http_limits_default(struct gs_http_limits *l)
 {
@@ -134,7 +67,7 @@ static int64_t on_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
   (void)loop;
   (void)id;
   c->timer = 0;
-  conn_close(c); /* idle past keep-alive, or a request sent too slowly */
+  gs__http_conn_close(c); /* idle past keep-alive, or a request sent too slowly */
   return GS_NET_TIMER_DONE;
 }
 
@@ -151,9 +84,7 @@ static void timer_start(struct gs_http_conn *c, unsigned ms)
   c->timer = gs_net_loop_timer_add(c->srv->loop, (uint64_t)ms * 1000u, on_timeout, c);
 }
 
-/* ---- lifetime ---- */
-
-static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
+struct gs_http_conn *gs__http_conn_new(struct gs_http_server *s, int fd)
 {
   struct gs_http_conn *c = calloc(1, sizeof(*c));
   if (!c)
@@ -174,24 +105,22 @@ static struct gs_http_conn *conn_new(struct gs_http_server *s, int fd)
 
 /* ---- idle connections: the oldest go first when the limit is full ---- */
 
-static void idle_unlink(struct gs_http_conn *c)
+void gs__http_idle_unlink(struct gs_http_conn *c)
 {
   gs_net_idle_set(&c->srv->idle, &c->idle, false);
 }
 
-/* Keeps c on the idle list while it waits for a request's first byte with
- * nothing to send (new, or kept alive after an answer). */
-static void idle_update(struct gs_http_conn *c)
+void gs__http_idle_update(struct gs_http_conn *c)
 {
   gs_net_idle_set(&c->srv->idle, &c->idle,
                   c->fd >= 0 && c->state == ST_HEAD && c->in_len == 0 && c->out_off == c->out_len &&
                       !(c->flags & (F_CLOSE_AFTER | F_DEAD | F_PEER_EOF)));
 }
 
-static void conn_free(struct gs_http_conn *c)
+void gs__http_conn_free(struct gs_http_conn *c)
 {
   struct gs_http_server *s = c->srv;
-  idle_unlink(c);
+  gs__http_idle_unlink(c);
   timer_stop(c);
   if (c->fd >= 0)
     gs_net_loop_close_fd(s->loop, c->fd);
@@ -209,18 +138,15 @@ static void conn_free(struct gs_http_conn *c)
   free(c);
 }
 
-/* While the handler holds the request the memory must stay: the socket goes,
- * the struct waits for gs_http_respond. A handler still taking the body is
- * told (408), and its answer frees the connection. */
-static void conn_close(struct gs_http_conn *c)
+void gs__http_conn_close(struct gs_http_conn *c)
 {
   bool streaming = c->state == ST_STREAM;
   if (c->state != ST_HANDLER && !streaming) {
-    conn_free(c);
+    gs__http_conn_free(c);
     return;
   }
   timer_stop(c);
-  idle_unlink(c);
+  gs__http_idle_unlink(c);
   if (c->fd >= 0)
     gs_net_loop_close_fd(c->srv->loop, c->fd);
   c->fd = -1;
@@ -298,8 +224,6 @@ static void send_error(struct gs_http_conn *c, int status, const char *msg)
   send_response(c, status, "application/json", NULL, body, (size_t)n);
 }
 
-static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
-
 /* Closing with unread input makes the kernel send RST, which can destroy
  * the answer (a 413 or 431) before the client reads it. So, as nginx's
  * lingering close: shut our side, discard input until the peer closes or
@@ -307,45 +231,43 @@ static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 static void linger_or_close(struct gs_http_conn *c)
 {
   if (c->fd < 0 || (c->flags & F_PEER_EOF) || c->state == ST_LINGER) {
-    conn_close(c);
+    gs__http_conn_close(c);
     return;
   }
   c->state = ST_LINGER;
-  idle_unlink(c);
+  gs__http_idle_unlink(c);
   shutdown(c->fd, SHUT_WR);
   gs_net_loop_del(c->srv->loop, c->fd, GS_NET_WRITABLE);
-  if (gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_READABLE, on_io, c) != 0) {
-    conn_close(c);
+  if (gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_READABLE, gs__http_on_io, c) != 0) {
+    gs__http_conn_close(c);
     return;
   }
   timer_start(c, LINGER_MS);
 }
 
-static void linger_read(struct gs_http_conn *c)
+void gs__http_linger_read(struct gs_http_conn *c)
 {
   char sink[16384];
   ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-    conn_close(c);
+    gs__http_conn_close(c);
 }
 
-/* Writes what it can; the rest waits for EPOLLOUT. Closes on error, or when
- * everything is out and the connection is to end; false then (c may be gone). */
-static bool conn_flush(struct gs_http_conn *c)
+bool gs__http_conn_flush(struct gs_http_conn *c)
 {
   while (c->fd >= 0 && c->out_off < c->out_len) {
     ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      idle_update(c);
-      if (gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_WRITABLE, on_io, c) == 0)
+      gs__http_idle_update(c);
+      if (gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_WRITABLE, gs__http_on_io, c) == 0)
         return true;
-      conn_close(c);
+      gs__http_conn_close(c);
       return false;
     }
     if (n <= 0) {
-      conn_close(c);
+      gs__http_conn_close(c);
       return false;
     }
     c->out_off += (size_t)n;
@@ -364,7 +286,7 @@ static bool conn_flush(struct gs_http_conn *c)
     linger_or_close(c);
     return false;
   }
-  idle_update(c);
+  gs__http_idle_update(c);
   return true;
 }
 
@@ -618,9 +540,7 @@ static bool step(struct gs_http_conn *c)
   return r == 0;
 }
 
-/* Runs the state machine as far as the buffered bytes go; false when the
- * connection ended (c may be freed, or dead and held by the handler). */
-static bool process(struct gs_http_conn *c)
+bool gs__http_process(struct gs_http_conn *c)
 {
   c->flags |= F_IN_PROCESS;
   while (step(c) && !(c->flags & F_DEAD))
@@ -635,7 +555,7 @@ static bool process(struct gs_http_conn *c)
   if ((c->state == ST_HEAD || c->state == ST_BODY) && (c->flags & F_PEER_EOF))
     /* nothing more can complete */
     c->flags |= F_CLOSE_AFTER;
-  return conn_flush(c);
+  return gs__http_conn_flush(c);
 }
 
 /* The answer is all queued: on to the next request. */
@@ -646,7 +566,7 @@ static void answered(struct gs_http_conn *c)
     c->flags |= F_CLOSE_AFTER;
   gs_http_pause(c, false);
   if (!(c->flags & F_IN_PROCESS))
-    (void)process(c);
+    (void)gs__http_process(c);
 }
 
 void gs_http_respond(struct gs_http_conn *c, int status, const char *content_type,
@@ -658,7 +578,7 @@ void gs_http_respond(struct gs_http_conn *c, int status, const char *content_typ
     return; /* not this connection's turn: a handler bug, ignored */
   if (c->flags & F_DEAD) {
     c->state = ST_DONE;
-    conn_free(c);
+    gs__http_conn_free(c);
     return;
   }
   send_response(c, status, content_type, extra, body, len);
@@ -684,7 +604,7 @@ void gs_http_respond_start(struct gs_http_conn *c, int status, const char *conte
   else
     c->keep_alive = false; /* an HTTP/1.0 client: the end of the body is the close */
   if (!send_head(c, status, content_type, extra, framing, 0))
-    conn_close(c); /* out of memory: the peer sees the connection end */
+    gs__http_conn_close(c); /* out of memory: the peer sees the connection end */
   /* the head goes out with the first body bytes (gs_http_respond_data) */
 }
 
@@ -699,7 +619,7 @@ size_t gs_http_respond_data(struct gs_http_conn *c, const void *data, size_t len
   else if (c->flags & F_OUT_CHUNKED)
     sl = snprintf(size, sizeof(size), "%zx\r\n", len);
   if (len && !out_reserve(c, (size_t)sl + len + 2)) {
-    conn_close(c);
+    gs__http_conn_close(c);
     return 0;
   }
   if (len) {
@@ -709,7 +629,7 @@ size_t gs_http_respond_data(struct gs_http_conn *c, const void *data, size_t len
   }
   if (sl)
     memcpy(c->out + c->out_len, "\r\n", 2), c->out_len += 2;
-  if (!conn_flush(c) || c->fd < 0)
+  if (!gs__http_conn_flush(c) || c->fd < 0)
     return 0;
   return c->out_len - c->out_off;
 }
@@ -722,7 +642,7 @@ void gs_http_respond_end(struct gs_http_conn *c)
   c->flags &= ~(F_OUT_STREAM | F_OUT_CHUNKED);
   if (c->flags & F_DEAD) {
     c->state = ST_DONE;
-    conn_free(c);
+    gs__http_conn_free(c);
     return;
   }
   if (chunked && !c->head_method) {
@@ -739,7 +659,7 @@ void gs_http_respond_abort(struct gs_http_conn *c)
   if (c->state != ST_HANDLER && c->state != ST_STREAM)
     return;
   c->state = ST_DONE;
-  conn_free(c);
+  gs__http_conn_free(c);
 }
 
 void gs_http_bind(struct gs_http_conn *c, void *user)
@@ -757,7 +677,7 @@ void gs_http_pause(struct gs_http_conn *c, bool paused)
   if (paused)
     gs_net_loop_del(c->srv->loop, c->fd, GS_NET_READABLE);
   else if (!(c->flags & F_PEER_EOF) &&
-           gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_READABLE, on_io, c) != 0)
+           gs_net_loop_add(NULL, c->srv->loop, c->fd, GS_NET_READABLE, gs__http_on_io, c) != 0)
     c->flags |= F_PAUSED; /* cannot watch it: stays paused until the answer closes it */
 }
 
@@ -781,259 +701,4 @@ void gs_http_respond_error(struct gs_http_conn *c, int status, const char *fmt, 
   }
   o += (size_t)snprintf(body + o, sizeof(body) - o, "\"}");
   gs_http_respond(c, status, "application/json", NULL, body, o);
-}
-
-/* ---- socket events ---- */
-
-static bool in_reserve(struct gs_http_conn *c)
-{
-  const struct gs_http_limits *l = &c->srv->lim;
-  size_t limit = l->max_header + l->max_body + READ_CHUNK, cap;
-  /* a streamed body leaves the buffer at each read: read it in large pieces */
-  size_t want = c->state == ST_STREAM ? READ_CHUNK : READ_CHUNK / 4;
-  char *p;
-  if (c->in_cap - c->in_len >= want || c->in_cap >= limit)
-    return c->in_len < c->in_cap;
-  cap = c->in_cap ? c->in_cap * 2 : 8192;
-  while (cap < c->in_len + want && cap < limit)
-    cap *= 2;
-  if (cap > limit)
-    cap = limit;
-  if (!(p = realloc(c->in, cap)))
-    return c->in_len < c->in_cap;
-  c->in = p;
-  c->in_cap = cap;
-  return true;
-}
-
-/* A Content-Length body with nothing buffered goes straight into the space
- * the handler offers (buf_fn), when it offers one; else NULL. */
-static char *direct_space(struct gs_http_conn *c, size_t *room)
-{
-  size_t want = c->content_length - c->body_done;
-  char *p;
-  if (c->state != ST_STREAM || c->chunked || c->in_len || !c->srv->buf_fn || !c->user ||
-      (c->flags & F_SKIP) || !want)
-    return NULL;
-  if (want > GS_HTTP_BODY_READ_MAX)
-    want = GS_HTTP_BODY_READ_MAX;
-  if (!(p = c->srv->buf_fn(c->user, c, want, room)) || !*room)
-    return NULL;
-  /* never past the body: what follows it is the next request's, read as usual */
-  if (*room > c->content_length - c->body_done)
-    *room = c->content_length - c->body_done;
-  return p;
-}
-
-static void on_readable(struct gs_http_conn *c)
-{
-  ssize_t n;
-  size_t room;
-  char *direct, *to;
-  if (c->state == ST_LINGER) {
-    linger_read(c);
-    return;
-  }
-  if (c->state == ST_HANDLER && c->in_len >= c->srv->lim.max_header) {
-    /* pipelined bytes wait in the socket, not here, until the answer */
-    gs_http_pause(c, true);
-    return;
-  }
-  if ((direct = direct_space(c, &room)) != NULL) {
-    to = direct;
-  } else if (!in_reserve(c)) { /* full: wait until the handler answers and bytes move */
-    gs_net_loop_del(c->srv->loop, c->fd, GS_NET_READABLE);
-    return;
-  } else {
-    to = c->in + c->in_len;
-    room = c->in_cap - c->in_len;
-  }
-  n = recv(c->fd, to, room, 0);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    return;
-  if (n < 0) {
-    conn_close(c);
-    return;
-  }
-  if (n == 0) {
-    c->flags |= F_PEER_EOF;
-    gs_net_loop_del(c->srv->loop, c->fd, GS_NET_READABLE);
-  }
-  if (!direct)
-    c->in_len += (size_t)n;
-  else if (n > 0) {
-    c->direct = direct;
-    c->direct_len = (size_t)n;
-  }
-  if (c->flags & F_SKIP)
-    c->in_len = 0;
-  if (c->state != ST_HANDLER)
-    (void)process(c);
-}
-
-static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
-{
-  struct gs_http_conn *c = data;
-  (void)fd;
-  if (mask & GS_NET_WRITABLE) {
-    if (!conn_flush(c))
-      return;
-    /* output drained: take pipelined requests again */
-    if (c->state == ST_HEAD && c->out_len == 0 && !process(c))
-      return;
-  }
-  if (mask & GS_NET_READABLE && gs_net_loop_mask(loop, fd) & GS_NET_READABLE)
-    on_readable(c);
-}
-
-int gs_http_server_adopt(struct gs_http_server *s, int fd)
-{
-  struct gs_http_conn *c = conn_new(s, fd);
-  if (!c) {
-    gs_net_conns_put(s->limit);
-    close(fd);
-    return GS_E_NO_MEMORY;
-  }
-  c->flags |= F_COUNTED;
-  if (gs_net_loop_add(NULL, s->loop, fd, GS_NET_READABLE, on_io, c) != 0) {
-    conn_free(c);
-    return GS_E_IO;
-  }
-  idle_update(c);
-  return 0;
-}
-
-/* gs_net_accept's evict_fn: closes the server's oldest idle connection to
- * admit a new one when the limit is full, as nginx and HAProxy do. One
- * whose next request already waits in its socket is not idle: it is left
- * (and read on its next event). False when none is idle. */
-static bool evict_idle(void *ctx)
-{
-  struct gs_http_server *s = ctx;
-  char b;
-  while (s->idle.first) {
-    struct gs_http_conn *c =
-        (struct gs_http_conn *)((char *)s->idle.first - offsetof(struct gs_http_conn, idle));
-    if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
-      idle_unlink(c);
-      continue;
-    }
-    conn_close(c);
-    return true;
-  }
-  return false;
-}
-
-static void on_accept(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
-{
-  struct gs_http_server *s = data;
-  int cfd;
-  (void)loop;
-  (void)mask;
-  while ((cfd = gs_net_accept(fd, s->limit, evict_idle, s)) >= 0)
-    if (!s->route_fn || !s->route_fn(s->route_ctx, cfd))
-      (void)gs_http_server_adopt(s, cfd);
-}
-
-void gs_http_server_route(struct gs_http_server *s, gs_http_route_fn *fn, void *ctx)
-{
-  s->route_fn = fn;
-  s->route_ctx = ctx;
-}
-
-/* ---- server ---- */
-
-int gs_http_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_http_limits *l,
-                       gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out)
-{
-  struct gs_http_server *s = calloc(1, sizeof(*s));
-  *out = NULL;
-  if (!s)
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating an HTTP server");
-  s->loop = loop;
-  if (l)
-    s->lim = *l;
-  else
-    gs_http_limits_default(&s->lim);
-  s->fn = fn;
-  s->ctx = ctx;
-  s->listen_fd = -1;
-  s->own.max = s->lim.max_conns;
-  s->limit = &s->own;
-  *out = s;
-  return 0;
-}
-
-void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
-                           gs_http_drain_fn *drain_fn, gs_http_body_buf_fn *buf_fn)
-{
-  s->body_fn = body_fn;
-  s->drain_fn = drain_fn;
-  s->buf_fn = buf_fn;
-}
-
-void gs_http_server_share_conns(struct gs_http_server *s, struct gs_net_conns *lim)
-{
-  s->limit = lim;
-}
-
-int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)
-{
-  /* exclusive: of the threads accepting from one socket, one wakes per connection */
-  int rc = gs_net_loop_add(err, s->loop, fd, GS_NET_READABLE | GS_NET_EXCLUSIVE, on_accept, s);
-  if (rc == 0)
-    s->listen_fd = fd;
-  return rc;
-}
-
-void gs_http_server_free(struct gs_http_server *s)
-{
-  if (!s)
-    return;
-  while (s->conns)
-    conn_free(s->conns);
-  if (s->listen_fd >= 0)
-    gs_net_loop_close_fd(s->loop, s->listen_fd);
-  free(s);
-}
-
-unsigned gs_http_server_conns(const struct gs_http_server *s)
-{
-  return __atomic_load_n(&s->nconns, __ATOMIC_RELAXED);
-}
-
-/* ---- in-memory connections (internal.h) ---- */
-
-struct gs_http_conn *gs__http_conn_mem(struct gs_http_server *s)
-{
-  return conn_new(s, -1);
-}
-
-bool gs__http_conn_feed(struct gs_http_conn *c, const void *data, size_t len, bool eof)
-{
-  while (len || eof) {
-    size_t n;
-    if (!in_reserve(c))
-      return true; /* full: as on a socket, the rest waits */
-    n = len < c->in_cap - c->in_len ? len : c->in_cap - c->in_len;
-    memcpy(c->in + c->in_len, data, n);
-    c->in_len += n;
-    data = (const char *)data + n;
-    len -= n;
-    if (!len && eof)
-      c->flags |= F_PEER_EOF, eof = false;
-    if (c->state != ST_HANDLER && !process(c))
-      return false;
-  }
-  return true;
-}
-
-void gs__http_conn_free(struct gs_http_conn *c)
-{
-  conn_free(c);
-}
-
-size_t gs__http_conn_sent(const struct gs_http_conn *c)
-{
-  return c->sent;
 }
