@@ -7,6 +7,9 @@
   scripts/layers.py svg [SRC]     the include graph between layers as SVG, drawn
                                   from the sources (docs/layers.svg)
   scripts/layers.py text [SRC]    the same graph as text: who includes whom, how often
+  scripts/layers.py limits [SRC]  no file of SRC over 1,000 lines and no function over 80,
+                                  unless a comment says why: "limit: <reason>" in the
+                                  file's first 20 lines, or in the 3 lines above the function
 
 The build runs `check` before compiling (CMakeLists.txt), so a file that
 includes a header its layer may not use fails the build.
@@ -155,12 +158,64 @@ def svg(src):
     return 0
 
 
+FILE_MAX = 1000
+FUNC_MAX = 80
+REASON = re.compile(r"\blimit: \S")
+FUNC_START = re.compile(r"^[A-Za-z_][^;{}]*\(")
+
+
+def functions(lines):
+    """(first line index, line count) of each function definition: a line
+    at column 0 that opens a parameter list, through its closing brace at
+    column 0 (the project's style)."""
+    i = 0
+    while i < len(lines):
+        if FUNC_START.match(lines[i]) and not lines[i].startswith(("#", "static const", "const")):
+            j = i
+            while j < len(lines) and not lines[j].rstrip().endswith(";") and lines[j] != "{" \
+                    and not lines[j].rstrip().endswith("{"):
+                j += 1
+            if j < len(lines) and (lines[j] == "{" or lines[j].rstrip().endswith("{")) \
+                    and not lines[j].rstrip().endswith(";"):
+                k = j
+                while k < len(lines) and lines[k] != "}":
+                    k += 1
+                yield i, k - i + 1
+                i = k + 1
+                continue
+        i += 1
+
+
+def limits(src):
+    bad = []
+    for d in sorted(os.listdir(src)):
+        if not os.path.isdir(os.path.join(src, d)):
+            continue
+        for name in sorted(os.listdir(os.path.join(src, d))):
+            if not name.endswith((".c", ".h")):
+                continue
+            rel = "src/%s/%s" % (d, name)
+            with open(os.path.join(src, d, name), errors="replace") as f:
+                lines = f.read().split("\n")
+            n = len(lines) - (lines[-1] == "")
+            if n > FILE_MAX and not any(REASON.search(l) for l in lines[:20]):
+                bad.append("%s: %d lines (at most %d, or a \"limit: <reason>\" comment in its "
+                           "first 20 lines)" % (rel, n, FILE_MAX))
+            for start, count in functions(lines):
+                if count > FUNC_MAX and not any(REASON.search(l) for l in lines[max(0, start - 3):start]):
+                    bad.append("%s:%d: a function of %d lines (at most %d, or a \"limit: <reason>\" "
+                               "comment just above it)" % (rel, start + 1, count, FUNC_MAX))
+    for b in bad:
+        print("limits: " + b, file=sys.stderr)
+    return 1 if bad else 0
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("check", "svg", "text"):
+    if len(argv) < 2 or argv[1] not in ("check", "svg", "text", "limits"):
         sys.exit(__doc__)
     src = argv[2] if len(argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                        "..", "src")
-    return {"check": check, "svg": svg, "text": text}[argv[1]](src)
+    return {"check": check, "svg": svg, "text": text, "limits": limits}[argv[1]](src)
 
 
 if __name__ == "__main__":

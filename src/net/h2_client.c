@@ -140,6 +140,8 @@ static bool flush(struct gs_h2_client *c)
     die(c, GS_H2_CONN_LOST, "the server ended the connection (GOAWAY)");
     return false;
   }
+  if (c->fd < 0)
+    return true;
   if (pending)
     gs_net_loop_add(NULL, c->loop, c->fd, GS_NET_READABLE | GS_NET_WRITABLE, on_io, c);
   else if (gs_net_loop_mask(c->loop, c->fd) & GS_NET_WRITABLE)
@@ -221,6 +223,22 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
 
 /* ---- socket events ---- */
 
+/* Bytes from the server through nghttp2 (answers' callbacks run here);
+ * false when c is gone or dead. */
+static bool take(struct gs_h2_client *c, const uint8_t *data, size_t len)
+{
+  ssize_t used;
+  c->busy = true;
+  used = nghttp2_session_mem_recv(c->ng, data, len);
+  if (!unbusy(c))
+    return false;
+  if (used < 0) {
+    die(c, GS_H2_CONN_MALFORMED, "the server sent a malformed HTTP/2 frame");
+    return false;
+  }
+  return !c->dead;
+}
+
 static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct gs_h2_client *c = data;
@@ -241,7 +259,7 @@ static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
   if (!(mask & GS_NET_READABLE))
     return;
   for (int turn = 0; turn < READ_TURNS; turn++) {
-    ssize_t n = recv(fd, buf, sizeof(buf), 0), used;
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
       break;
     if (n <= 0) {
@@ -249,14 +267,8 @@ static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
           n == 0 ? "the server closed the connection" : "the connection was reset");
       return;
     }
-    c->busy = true;
-    used = nghttp2_session_mem_recv(c->ng, buf, (size_t)n);
-    if (!unbusy(c))
+    if (!take(c, buf, (size_t)n))
       return;
-    if (used < 0) {
-      die(c, GS_H2_CONN_MALFORMED, "the server sent a malformed HTTP/2 frame");
-      return;
-    }
     if ((size_t)n < sizeof(buf))
       break;
   }
@@ -392,4 +404,27 @@ void gs_h2_client_free(struct gs_h2_client *c)
     return;
   }
   destroy(c);
+}
+
+/* ---- in-memory connections (internal.h) ---- */
+
+struct gs_h2_client *gs__h2_client_mem(struct gs_net_loop *loop, const struct gs_h2_client_ops *ops,
+                                       void *ctx)
+{
+  struct gs_h2_client *c = calloc(1, sizeof(*c));
+  if (!c)
+    return NULL;
+  *c = (struct gs_h2_client){.loop = loop, .ops = ops, .ctx = ctx, .fd = -1, .connected = true};
+  c->out.discard = true;
+  c->flush.fn = on_flush;
+  if (session_new(c, NULL) != 0) {
+    destroy(c);
+    return NULL;
+  }
+  return c;
+}
+
+bool gs__h2_client_feed(struct gs_h2_client *c, const void *data, size_t len)
+{
+  return take(c, data, len) && flush(c);
 }

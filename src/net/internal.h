@@ -62,6 +62,12 @@ void gs__http_conn_free(struct gs_http_conn *c);
 /* Bytes of responses written so far (for the fuzz target's sanity checks). */
 size_t gs__http_conn_sent(const struct gs_http_conn *c);
 
+/* A client with no socket (its frames dropped), for the fuzz target: the
+ * bytes given are the server's; false once it is dead (freed by the caller). */
+struct gs_h2_client *gs__h2_client_mem(struct gs_net_loop *loop, const struct gs_h2_client_ops *ops,
+                                       void *ctx);
+bool gs__h2_client_feed(struct gs_h2_client *c, const void *data, size_t len);
+
 /* A connection with no fd, for the fuzz target: bytes in, frames out discarded. */
 struct gs_h2_conn;
 struct gs_h2_conn *gs__h2_conn_mem(struct gs_h2_server *s);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 static const char *fake(const char *variant, char out[GS_TEST_PATH])
 {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../support/gs-nvml-emu.h"
+#include "../lib/gs-nvml-emu.h"
 #include "nvml-emu/unsupported.h"
 
 #define N(fn) api.fn

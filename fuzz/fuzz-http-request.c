@@ -1,4 +1,4 @@
-/* fuzz-http.c: libFuzzer target for the serve layer's request path: bytes
+/* fuzz-http-request.c: libFuzzer target for net's HTTP/1.1 server (the request parser): bytes
  * go, in-process and without sockets, through the HTTP/1.1 parser, its
  * limits and chunked decoding into the emulated KServe worker's handler (in
  * instant mode), split in two reads at a point the input chooses, then EOF;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-nvml-rust-client.sh: nvml-emu driven by an NVML client whose bindings
-# no one on the team wrote: tests/nvml/rust-client, built on Debian's
+# no one on the team wrote: tests/nvml-emu/rust-client, built on Debian's
 # nvml-wrapper and nvml-wrapper-sys (bindgen output of NVIDIA's nvml.h)
 # crates, offline from /usr/share/cargo/registry, into the build tree. It runs
 # against an emulated A100-SXM4-40GB + H100 80GB HBM3: devices, MIG mode, GI
@@ -42,7 +42,7 @@ rm -rf "$build/rust-client/src" && cp -r "$here/rust-client/src" "$build/rust-cl
 if ! nice "$cargo" build --offline --quiet --manifest-path "$build/rust-client/Cargo.toml" \
     > "$tmp/cargo.log" 2>&1; then
   cat "$tmp/cargo.log"
-  fail "cargo build --offline of tests/nvml/rust-client"
+  fail "cargo build --offline of tests/nvml-emu/rust-client"
   summary
   exit
 fi

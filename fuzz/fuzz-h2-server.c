@@ -1,4 +1,4 @@
-/* fuzz-h2.c: libFuzzer target for the HTTP/2 input path of the worker's gRPC
+/* fuzz-h2-server.c: libFuzzer target for the HTTP/2 input path of the worker's gRPC
  * service: bytes go, in-process and without sockets, through nghttp2 (h2.c),
  * the gRPC framing and protobuf-c's decoding into the emulated worker's
  * handlers (instant mode), split in two reads at a point the input chooses.

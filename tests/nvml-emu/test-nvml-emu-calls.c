@@ -13,7 +13,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "../support/gs-nvml-emu.h"
+#include "../lib/gs-nvml-emu.h"
 
 #define N(fn) api.fn
 #define OK(call) assert_int_equal((call), NVML_SUCCESS)

@@ -13,7 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "../support/gs-nvml-emu.h"
+#include "../lib/gs-nvml-emu.h"
 
 #define N(fn) api.fn
 #define THREADS 8

@@ -1,7 +1,9 @@
-/* test-serve-loop.c: the serve layer's event loop: timers fire in due order
- * (ties in insertion order), re-arm and cancel; fd events reach their
- * callback with the right mask; interest dropped mid-turn is re-checked;
- * deferred closes; stop; the listen helper's ephemeral port. */
+/* test-net-loop.c: net's event loop: timers fire in due order (ties in
+ * insertion order), re-arm and cancel; fd events reach their callback with
+ * the right mask; interest dropped mid-turn is re-checked; deferred closes;
+ * work deferred to the end of a turn (once, in order, cancellable, and one
+ * deferred while they run waits a turn without the loop sleeping); stop;
+ * the listen helper's ephemeral port. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "net/net.h"
 
 static struct gs_net_loop *new_loop(void)
 {
@@ -282,9 +284,70 @@ static void test_listen_ephemeral(void **state)
   assert_non_null(strstr(err.msg, "HOST:PORT"));
 }
 
+/* ---- work deferred to the end of a turn ---- */
+
+struct deferred {
+  struct gs_net_defer d;
+  struct gs_net_loop *loop;
+  int *order, *n, id;
+  bool again; /* defers itself once more from its own run */
+};
+
+static void run_deferred_work(struct gs_net_defer *d)
+{
+  struct deferred *w = GS_CONTAINER_OF(d, struct deferred, d);
+  w->order[(*w->n)++] = w->id;
+  if (w->again) {
+    w->again = false;
+    gs_net_loop_defer(w->loop, d);
+  }
+}
+
+static int64_t timer_defers(struct gs_net_loop *l, uint64_t id, void *data)
+{
+  (void)id;
+  gs_net_loop_defer(l, data);
+  return GS_NET_TIMER_DONE;
+}
+
+static void test_deferred_work(void **state)
+{
+  struct gs_net_loop *l = new_loop();
+  int order[8], n = 0;
+  struct deferred w[3];
+  uint64_t t0;
+  (void)state;
+  for (int i = 0; i < 3; i++)
+    w[i] = (struct deferred){.d.fn = run_deferred_work, .loop = l, .order = order, .n = &n,
+                             .id = i};
+  gs_net_loop_defer(l, &w[0].d);
+  gs_net_loop_defer(l, &w[1].d);
+  gs_net_loop_defer(l, &w[0].d); /* already pending: once */
+  gs_net_loop_defer(l, &w[2].d);
+  gs_net_loop_undefer(l, &w[1].d); /* cancelled */
+  w[2].again = true;
+  t0 = gs_net_loop_now_us();
+  assert_true(gs_net_loop_run_once(l, 5000) >= 0); /* pending work: the wait is 0 */
+  assert_int_equal(n, 2);
+  assert_int_equal(order[0], 0);
+  assert_int_equal(order[1], 2);
+  assert_true(gs_net_loop_run_once(l, 5000) >= 0); /* w[2] deferred itself: next turn */
+  assert_true(gs_net_loop_now_us() - t0 < 4000000); /* neither turn slept its 5 s */
+  assert_int_equal(n, 3);
+  assert_int_equal(order[2], 2);
+  /* deferred from a timer: runs in the same turn, after the timers */
+  assert_true(gs_net_loop_timer_add(l, 0, timer_defers, &w[1].d) > 0);
+  for (int turns = 0; n < 4 && turns < 100; turns++)
+    gs_net_loop_run_once(l, 10);
+  assert_int_equal(n, 4);
+  assert_int_equal(order[3], 1);
+  gs_net_loop_free(l);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_deferred_work),
       cmocka_unit_test(test_timers_fire_in_order), cmocka_unit_test(test_timers_same_time_fifo),
       cmocka_unit_test(test_timer_cancel),         cmocka_unit_test(test_timer_rearm),
       cmocka_unit_test(test_fd_readable),          cmocka_unit_test(test_fd_writable),
