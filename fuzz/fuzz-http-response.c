@@ -49,7 +49,7 @@ static int streamed(const uint8_t *data, size_t size, size_t piece, uint64_t *bo
   }
   *body_len = p.body_len;
   free(buf);
-  return rc;
+  return rc == GS_HTTP_RESP_MORE ? GS_HTTP_RESP_BAD : rc; /* the input ended: the close */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
-/* internal.h: worker-layer internals shared between worker.c and its gRPC
- * front end (grpc.c) and the HTTP/2 fuzz target. Not part of the layer's
+/* internal.h: worker-layer internals shared between worker.c, its models
+ * (model.c), its gRPC front end (grpc.c) and the HTTP/2 fuzz target. Not part of the layer's
  * interface (worker.h is). */
 #ifndef GS_WORKER_INTERNAL_H
 #define GS_WORKER_INTERNAL_H
@@ -23,6 +23,28 @@ struct gs__model {
   unsigned nin, nout;
   struct gs__tensor in[GS__MAX_TENSORS], out[GS__MAX_TENSORS];
 };
+
+/* ---- the models and their latency model (model.c) ---- */
+
+#define GS__WORKER_MAX_DIMS 4
+#define GS__WORKER_NMODELS 2
+
+struct gs__tensor_spec {
+  const char *name, *datatype;
+  unsigned ndims;
+  int64_t shape[GS__WORKER_MAX_DIMS];
+};
+
+struct gs__model_spec {
+  const char *name, *about;
+  double full_ms; /* batch-1 latency on a whole A100 (model.c's calibration) */
+  unsigned nin, nout;
+  struct gs__tensor_spec in[GS__MAX_TENSORS], out[GS__MAX_TENSORS];
+};
+
+extern const struct gs__model_spec gs__worker_models[GS__WORKER_NMODELS];
+/* The model named name (len bytes), its index in *idx (may be NULL); NULL when unknown. */
+const struct gs__model_spec *gs__worker_model_find(const char *name, size_t len, unsigned *idx);
 
 /* A served model by name; GS_E_NOT_FOUND when unknown or not served. */
 int gs__worker_model(const struct gs_worker *w, const char *name, size_t len,

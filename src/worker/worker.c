@@ -2,7 +2,7 @@
  * stand-in on emulated GPUs: health, metadata, infer with JSON and binary
  * tensors validated as Triton does, Prometheus metrics named like Triton's.
  * Nothing runs on a GPU: each request holds the one modelled slice for a
- * time computed from the slice's SMs (see model_time_us), queued FIFO. */
+ * time computed from the slice's SMs (model.c), queued FIFO. */
 #include "worker/internal.h"
 
 #include <errno.h>
@@ -16,56 +16,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
-
-#define MAX_DIMS 4
-#define MAX_TENSORS 3
-
-struct tensor_spec {
-  const char *name, *datatype;
-  unsigned ndims;
-  int64_t shape[MAX_DIMS];
-};
-
-struct model_spec {
-  const char *name, *about;
-  double full_ms; /* batch-1 latency on a whole A100 (calibration below) */
-  unsigned nin, nout;
-  struct tensor_spec in[MAX_TENSORS], out[MAX_TENSORS];
-};
-
-/* Calibration (docs/worker.md). BERT-large SQuAD, batch 1: 3.75 ms on a full
- * A100 and 6.38 ms on one 1g.5gb slice, NVIDIA's published A100 MIG figures
- * as issue 5 quotes them (NVIDIA's A100 MIG material; the flower walkthrough
- * this project follows is developer.nvidia.com/blog/minimizing-dl-inference-
- * latency-with-mig/; the figures were not re-checked against it here). We model
- *     t(sms) = t_full * (full_sms / sms) ^ ALPHA
- * with ALPHA = ln(6.38 / 3.75) / ln(108 / 14) = 0.2601 (the A100 has 108 SMs,
- * a 1g.5gb slice 14): batch-1 inference does not fill the big GPU, so a
- * seventh of it is far less than 7x slower.
- * ResNet-50 (flower), batch 1: no published per-slice latency in our
- * references, so t_full is BERT-large's scaled by the MLPerf Inference v1.0
- * per-sample cost on one 1g.10gb slice (NVIDIA's closed submission: 502.5
- * BERT samples/s vs 5,171 ResNet-50 samples/s; reference/scheduling-anchors.md
- * §5c): 3.75 ms * 502.5 / 5171 = 0.364 ms, with the same ALPHA (the MISO logs
- * there, §5b, give ResNet-50 1.72x slower on 1g.5gb, BERT's 1.70x). */
-#define GS_WORKER_ALPHA (log(6.38 / 3.75) / log(108.0 / 14.0))
-/* Time-slicing without MIG (--share N): every sharer is assumed busy, so a
- * request waits for the N-1 others' turns, each costing one context switch
- * of CTX_SWITCH_US (an assumption: no measured figure in our references). */
-#define CTX_SWITCH_US 100.0
-
-static const struct model_spec models[] = {
-    {"flower", "ResNet-50 flower classifier (102 classes)", 3.75 * 502.5 / 5171.0, 1, 1,
-     {{"input", "FP32", 4, {1, 3, 224, 224}}},
-     {{"output", "FP32", 2, {1, 102}}}},
-    {"bert-large", "BERT-large question answering (SQuAD v1.1, sequence 384)", 3.75, 3, 2,
-     {{"input_ids", "INT32", 2, {1, 384}},
-      {"attention_mask", "INT32", 2, {1, 384}},
-      {"token_type_ids", "INT32", 2, {1, 384}}},
-     {{"start_logits", "FP32", 2, {1, 384}}, {"end_logits", "FP32", 2, {1, 384}}}},
-};
-
-static const char *const model_names[] = {"flower", "bert-large", NULL};
 
 struct model_stats {
   uint64_t success, failure, count, exec_count, pending;
@@ -86,47 +36,15 @@ struct job {
 
 struct gs_worker {
   struct gs_worker_config cfg;
-  bool enabled[GS_NITEMS(models)];
-  struct model_stats stats[GS_NITEMS(models)];
-  uint64_t time_us[GS_NITEMS(models)];
+  bool enabled[GS__WORKER_NMODELS];
+  struct model_stats stats[GS__WORKER_NMODELS];
+  uint64_t time_us[GS__WORKER_NMODELS];
   struct gs_net_loop *loop;
   struct job *head, *tail; /* FIFO; head is on the slice when busy */
   bool busy;
   bool unready; /* SIGUSR1 toggles it: /v2/health/ready answers 503 (tests, hand-drain) */
   int grpc_fd;  /* gRPC listener (gs_worker_grpc_fd), -1: none */
 };
-
-const char *const *gs_worker_model_names(void)
-{
-  return model_names;
-}
-
-static const struct model_spec *model_find(const char *name, size_t len, unsigned *idx)
-{
-  for (unsigned i = 0; i < GS_NITEMS(models); i++)
-    if (strlen(models[i].name) == len && strncmp(models[i].name, name, len) == 0) {
-      if (idx)
-        *idx = i;
-      return &models[i];
-    }
-  return NULL;
-}
-
-int gs_worker_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
-                            unsigned share, uint64_t *us)
-{
-  const struct model_spec *m = model_find(model, strlen(model), NULL);
-  double t;
-  if (!m)
-    return gs_err_set(err, GS_E_NOT_FOUND, "unknown model '%s' (emulated models: flower, bert-large)",
-                      model);
-  if (!sms || !full_sms || !share)
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "SM counts and --share must be positive");
-  t = m->full_ms * 1000.0 * pow((double)full_sms / sms, GS_WORKER_ALPHA);
-  t = t * share + (share - 1) * CTX_SWITCH_US;
-  *us = (uint64_t)llround(t);
-  return 0;
-}
 
 int gs_worker_new(struct gs_err *err, const struct gs_worker_config *cfg, struct gs_worker **out)
 {
@@ -137,9 +55,9 @@ int gs_worker_new(struct gs_err *err, const struct gs_worker_config *cfg, struct
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating the worker");
   w->cfg = *cfg;
   w->grpc_fd = -1;
-  for (const char *const *n = cfg->models ? cfg->models : model_names; *n; n++) {
+  for (const char *const *n = cfg->models ? cfg->models : gs_worker_model_names(); *n; n++) {
     unsigned i;
-    if (!model_find(*n, strlen(*n), &i)) {
+    if (!gs__worker_model_find(*n, strlen(*n), &i)) {
       free(w);
       return gs_err_set(err, GS_E_USAGE, "unknown model '%s': emulated models are flower, bert-large",
                         *n);
@@ -258,7 +176,7 @@ static void enqueue(struct gs_worker *w, struct job *j)
 
 /* ---- metadata ---- */
 
-static json_t *shape_json(const struct tensor_spec *t)
+static json_t *shape_json(const struct gs__tensor_spec *t)
 {
   json_t *a = json_array();
   for (unsigned d = 0; d < t->ndims; d++)
@@ -266,7 +184,7 @@ static json_t *shape_json(const struct tensor_spec *t)
   return a;
 }
 
-static json_t *tensors_json(const struct tensor_spec *t, unsigned n)
+static json_t *tensors_json(const struct gs__tensor_spec *t, unsigned n)
 {
   json_t *a = json_array();
   for (unsigned i = 0; i < n; i++)
@@ -290,9 +208,9 @@ static void respond_json(struct gs_http_conn *conn, int status, json_t *v)
 static void server_metadata(struct gs_worker *w, struct gs_http_conn *conn)
 {
   json_t *ms = json_array();
-  for (unsigned i = 0; i < GS_NITEMS(models); i++)
+  for (unsigned i = 0; i < GS__WORKER_NMODELS; i++)
     if (w->enabled[i])
-      json_array_append_new(ms, json_string(models[i].name));
+      json_array_append_new(ms, json_string(gs__worker_models[i].name));
   respond_json(conn, 200,
                json_pack("{s:s, s:s, s:[s], s:b, s:s, s:i, s:i, s:o, s:s}", "name",
                          "gpuslice-worker", "version", "1", "extensions", "binary_tensor_data",
@@ -303,7 +221,7 @@ static void server_metadata(struct gs_worker *w, struct gs_http_conn *conn)
 }
 
 static void model_metadata(struct gs_worker *w, struct gs_http_conn *conn,
-                           const struct model_spec *m, unsigned idx)
+                           const struct gs__model_spec *m, unsigned idx)
 {
   respond_json(conn, 200,
                json_pack("{s:s, s:[s], s:s, s:s, s:b, s:I, s:o, s:o}", "name", m->name, "versions",
@@ -346,9 +264,9 @@ static void metrics(struct gs_worker *w, struct gs_http_conn *conn)
   for (unsigned k = 0; k < GS_NITEMS(fam); k++) {
     fprintf(f, "# HELP %s %s (emulated)\n# TYPE %s %s\n", fam[k].name, fam[k].help, fam[k].name,
             fam[k].type);
-    for (unsigned i = 0; i < GS_NITEMS(models); i++)
+    for (unsigned i = 0; i < GS__WORKER_NMODELS; i++)
       if (w->enabled[i])
-        fprintf(f, "%s{model=\"%s\",version=\"1\"} %llu\n", fam[k].name, models[i].name,
+        fprintf(f, "%s{model=\"%s\",version=\"1\"} %llu\n", fam[k].name, gs__worker_models[i].name,
                 (unsigned long long)*(const uint64_t *)((const char *)&w->stats[i] + fam[k].off));
   }
   fclose(f);
@@ -360,13 +278,13 @@ static void metrics(struct gs_worker *w, struct gs_http_conn *conn)
 
 /* What one request asks, as validated. */
 struct infer {
-  const struct model_spec *m;
+  const struct gs__model_spec *m;
   unsigned idx;
   uint64_t hash;          /* of every input's bytes: outputs derive from it */
   const char *bin;        /* binary tensor data after the JSON header */
   size_t bin_len, bin_used;
   json_t *doc;            /* the request JSON (NULL for a raw binary request) */
-  bool out_binary[MAX_TENSORS], out_wanted[MAX_TENSORS];
+  bool out_binary[GS__MAX_TENSORS], out_wanted[GS__MAX_TENSORS];
   char err[512];
 };
 
@@ -387,7 +305,7 @@ static void hash_bytes(uint64_t *h, const void *p, size_t n)
     *h = (*h ^ b[i]) * 1099511628211ull; /* FNV-1a */
 }
 
-static size_t element_count(const struct tensor_spec *t)
+static size_t element_count(const struct gs__tensor_spec *t)
 {
   size_t n = 1;
   for (unsigned d = 0; d < t->ndims; d++)
@@ -404,7 +322,7 @@ static void shape_text(char *out, size_t sz, json_t *shape)
   snprintf(out + o, sz - o, "]");
 }
 
-static int check_shape(struct infer *q, const struct tensor_spec *t, json_t *shape)
+static int check_shape(struct infer *q, const struct gs__tensor_spec *t, json_t *shape)
 {
   bool ok = json_is_array(shape) && json_array_size(shape) == t->ndims;
   char want[64], got[128];
@@ -425,10 +343,10 @@ static int check_shape(struct infer *q, const struct tensor_spec *t, json_t *sha
 }
 
 /* Hashes JSON 'data' (nested or flat) as the binary bytes it stands for. */
-static int walk_data(struct infer *q, const struct tensor_spec *t, json_t *v, size_t *n, int depth)
+static int walk_data(struct infer *q, const struct gs__tensor_spec *t, json_t *v, size_t *n, int depth)
 {
   if (json_is_array(v)) {
-    if (depth > MAX_DIMS)
+    if (depth > GS__WORKER_MAX_DIMS)
       return fail(q, "input '%s': 'data' is nested deeper than its shape", t->name);
     for (size_t i = 0; i < json_array_size(v); i++)
       if (walk_data(q, t, json_array_get(v, i), n, depth + 1) != 0)
@@ -453,7 +371,7 @@ static int walk_data(struct infer *q, const struct tensor_spec *t, json_t *v, si
   return 0;
 }
 
-static int take_binary(struct infer *q, const struct tensor_spec *t, json_t *size)
+static int take_binary(struct infer *q, const struct gs__tensor_spec *t, json_t *size)
 {
   size_t want = element_count(t) * 4;
   json_int_t got = json_integer_value(size);
@@ -470,12 +388,12 @@ static int take_binary(struct infer *q, const struct tensor_spec *t, json_t *siz
   return 0;
 }
 
-static int check_input(struct infer *q, json_t *in, bool seen[MAX_TENSORS])
+static int check_input(struct infer *q, json_t *in, bool seen[GS__MAX_TENSORS])
 {
   const char *name = json_string_value(json_object_get(in, "name"));
   const char *dt = json_string_value(json_object_get(in, "datatype"));
   json_t *bsize = json_object_get(json_object_get(in, "parameters"), "binary_data_size");
-  const struct tensor_spec *t = NULL;
+  const struct gs__tensor_spec *t = NULL;
   size_t n = 0;
   unsigned k;
   int rc;
@@ -536,7 +454,7 @@ static int check_outputs(struct infer *q)
 static int check_inputs(struct infer *q)
 {
   json_t *ins = json_object_get(q->doc, "inputs"), *in;
-  bool seen[MAX_TENSORS] = {0};
+  bool seen[GS__MAX_TENSORS] = {0};
   size_t i;
   int rc;
   if (!json_is_array(ins))
@@ -578,7 +496,7 @@ static int parse_infer(struct infer *q, const struct gs_http_request *req)
   for (unsigned k = 0; k < q->m->nout; k++)
     q->out_wanted[k] = true;
   if (h && jlen == 0) { /* raw binary request: a single input, batch 1 */
-    const struct tensor_spec *t = &q->m->in[0];
+    const struct gs__tensor_spec *t = &q->m->in[0];
     if (q->m->nin != 1)
       return fail(q, "raw binary request (Inference-Header-Content-Length: 0) needs a model with "
                      "one input; '%s' has %u", q->m->name, q->m->nin);
@@ -622,7 +540,7 @@ static int build_answer(const struct infer *q, json_t *id, struct job *j)
   size_t bin = 0, off;
   char *js;
   for (unsigned k = 0; k < q->m->nout; k++) {
-    const struct tensor_spec *t = &q->m->out[k];
+    const struct gs__tensor_spec *t = &q->m->out[k];
     json_t *o;
     if (!q->out_wanted[k])
       continue;
@@ -665,7 +583,7 @@ static int build_answer(const struct infer *q, json_t *id, struct job *j)
 }
 
 static void infer(struct gs_worker *w, struct gs_http_conn *conn, const struct gs_http_request *req,
-                  const struct model_spec *m, unsigned idx)
+                  const struct gs__model_spec *m, unsigned idx)
 {
   struct infer q = {.m = m, .idx = idx};
   struct job *j = calloc(1, sizeof(*j));
@@ -688,7 +606,7 @@ static void infer(struct gs_worker *w, struct gs_http_conn *conn, const struct g
 
 /* ---- what the gRPC front end (grpc.c) shares ---- */
 
-static void tensor_out(const struct tensor_spec *t, struct gs__tensor *o)
+static void tensor_out(const struct gs__tensor_spec *t, struct gs__tensor *o)
 {
   o->name = t->name;
   o->datatype = t->datatype;
@@ -700,7 +618,7 @@ static void tensor_out(const struct tensor_spec *t, struct gs__tensor *o)
 int gs__worker_model(const struct gs_worker *w, const char *name, size_t len, struct gs__model *out)
 {
   unsigned idx;
-  const struct model_spec *m = model_find(name, len, &idx);
+  const struct gs__model_spec *m = gs__worker_model_find(name, len, &idx);
   if (!m || !w->enabled[idx])
     return GS_E_NOT_FOUND;
   out->idx = idx;
@@ -717,9 +635,9 @@ int gs__worker_model(const struct gs_worker *w, const char *name, size_t len, st
 const char *const *gs__worker_enabled_models(const struct gs_worker *w, const char **buf, size_t n)
 {
   size_t o = 0;
-  for (unsigned i = 0; i < GS_NITEMS(models) && o + 1 < n; i++)
+  for (unsigned i = 0; i < GS__WORKER_NMODELS && o + 1 < n; i++)
     if (w->enabled[i])
-      buf[o++] = models[i].name;
+      buf[o++] = gs__worker_models[i].name;
   buf[o] = NULL;
   return buf;
 }
@@ -769,7 +687,7 @@ static void route_model(struct gs_worker *w, struct gs_http_conn *conn,
   const char *rest = p + nl;
   bool post = is(req->method, req->method_len, "POST");
   unsigned idx;
-  const struct model_spec *m = model_find(p, nl, &idx);
+  const struct gs__model_spec *m = gs__worker_model_find(p, nl, &idx);
   if (!m || !w->enabled[idx]) {
     gs_http_respond_error(conn, 404, "Request for unknown model: '%.*s' is not found", (int)nl, p);
     return;
