@@ -2,7 +2,8 @@
  * file, a queue job file, and memory sizes (--memory). The first byte
  * picks the parser; any bytes must parse or be refused as CORRUPT_STATE (or,
  * for sizes, INVALID_ARGUMENT) with a message naming the origin; a parsed
- * job's argv is NULL-terminated and within bounds. Anything else aborts. */
+ * job's argv is NULL-terminated and within bounds, its wait one of the
+ * names. Anything else aborts. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ static void job(const char *text, size_t len)
   for (unsigned i = 0; i < j.argc; i++)
     if (!j.argv[i] || strlen(j.argv[i]) >= GS_JOBS_ARG_SIZE)
       die("a parsed job's argv", "an argument is missing or too long");
+  if ((unsigned)j.waits > GS_JOBS_WAIT_TURN || !gs_jobs_wait_name(j.waits))
+    die("a parsed job's waits_for", "out of range");
   gs_jobs_job_clear(&j);
 }
 

@@ -85,7 +85,7 @@ table() { # title column scale format: one row per concurrency, one column per C
   printf '\n%s\n%-12s' "$title" "concurrency"
   for f in "${csvs[@]}"; do printf '%14s' "$(basename "$f" .csv)"; done
   printf '\n'
-  for c in $(cut -d, -f1 "${csvs[0]}" | tail -n +2); do
+  for c in $(cut -d, -f1 "${csvs[0]}" | tail -n +2 | sort -n); do # rows: by throughput, as perf_analyzer
     printf '%-12s' "$c"
     for f in "${csvs[@]}"; do
       v=$(col "$f" "$name" "$c")

@@ -12,15 +12,20 @@ set -euo pipefail
 # tests/cluster/test-slurm.sh runs a live Slurm cluster: munge, slurmctld,
 # slurmd and the client commands (it fetches contrib's gpu/nvml plugin itself).
 # tests/plan/k8s_check.py reads the Kubernetes export with python3-yaml.
+# serve tells systemd it is ready through libsystemd's sd_notify (libsystemd-dev).
+# `bench plot` writes PNG and PDF through librsvg and cairo (librsvg2-dev, libcairo2-dev).
 need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3 libh2o-dev libuv1-dev
+      libsystemd-dev librsvg2-dev libcairo2-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler nghttp2-client
       python3-grpcio python3-protobuf protobuf-compiler python3-yaml
       cargo rustc librust-nvml-wrapper-dev librust-nvml-wrapper-sys-dev
       munge slurmctld slurmd slurm-client)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)
 [ "${GS_WITH_TSAN:-0}" = 1 ] && need+=(libtsan2)
-# make deb, and the packaging tests: Debian's package tools, lintian, man.
-[ "${GS_WITH_DEB:-0}" = 1 ] && need+=(debhelper dpkg-dev lintian man-db systemd)
+# make deb, and the packaging tests: Debian's package tools, lintian, man
+# (man -l renders every page); bash-completion and zsh, whose completion
+# scripts tests/cli/test-cli-complete.sh loads (it skips a shell that is missing).
+[ "${GS_WITH_DEB:-0}" = 1 ] && need+=(debhelper dpkg-dev lintian man-db systemd bash-completion zsh)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

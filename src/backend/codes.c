@@ -31,6 +31,7 @@ static const struct {
     {GS_E_IO, 999, "I/O error"},
     {GS_E_CORRUPT_STATE, 999, "Corrupt state"},
     {GS_E_USAGE, 999, "Usage error"},
+    {GS_E_UNTRUSTED_FILE, 999, "Untrusted file"},
 };
 
 /* NVML's own names for its return values. Kept apart from the rows because

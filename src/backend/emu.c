@@ -778,18 +778,24 @@ static const struct gs_backend_ops emu_ops = {
 
 /* ---- opening, and the controls only an emulated machine has ---- */
 
-static void default_state_path(char *out, size_t size)
+/* The state file: the caller's, $GPUSLICE_EMU_STATE, or emu.json in the
+ * user's state directory; never a fixed name in a shared one (/tmp). */
+static int choose_state_path(struct gs_err *err, const char *given, char out[PATH_MAX])
 {
-  const char *env = getenv("GPUSLICE_EMU_STATE"), *xdg = getenv("XDG_STATE_HOME");
-  const char *home = getenv("HOME");
-  if (env && *env)
-    snprintf(out, size, "%s", env);
-  else if (xdg && *xdg)
-    snprintf(out, size, "%s/gpuslice/emu.json", xdg);
-  else if (home && *home)
-    snprintf(out, size, "%s/.local/state/gpuslice/emu.json", home);
+  const char *env = getenv("GPUSLICE_EMU_STATE");
+  char dir[PATH_MAX];
+  int rc, n;
+  if (!given || !*given)
+    given = env;
+  if (given && *given)
+    n = snprintf(out, PATH_MAX, "%s", given);
+  else if ((rc = gs_file_state_dir(err, "GPUSLICE_EMU_STATE=FILE (or pass --emu-state FILE)", dir)))
+    return rc;
   else
-    snprintf(out, size, "/tmp/gpuslice-emu-%u.json", (unsigned)getuid());
+    n = snprintf(out, PATH_MAX, "%s/emu.json", dir);
+  if (n < 0 || n >= PATH_MAX)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the emulator's state path is too long");
+  return 0;
 }
 
 /* Loads the state, creating it from spec when absent; a state of another
@@ -829,11 +835,8 @@ int gs__emu_open(struct gs_err *err, const struct gs_backend_config *cfg, struct
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory opening the GPU emulator");
   e->base.ops = &emu_ops;
   e->lock.fd = -1;
-  if (cfg->state_path && *cfg->state_path)
-    snprintf(e->path, sizeof(e->path), "%s", cfg->state_path);
-  else
-    default_state_path(e->path, sizeof(e->path));
-  if ((rc = open_state(e, err, cfg->emulate)) != 0) {
+  if ((rc = choose_state_path(err, cfg->state_path, e->path)) != 0 ||
+      (rc = open_state(e, err, cfg->emulate)) != 0) {
     free(e);
     return rc;
   }
@@ -875,11 +878,9 @@ int gs_emu_reset_state(struct gs_err *err, const char *state_path, const char *s
     free(e);
     return rc;
   }
-  if (state_path && *state_path)
-    snprintf(e->path, sizeof(e->path), "%s", state_path);
-  else
-    default_state_path(e->path, sizeof(e->path));
-  rc = gs_file_make_parent(err, e->path);
+  rc = choose_state_path(err, state_path, e->path);
+  if (rc == 0)
+    rc = gs_file_make_parent(err, e->path);
   if (rc == 0)
     rc = gs_file_lock(err, e->path, 1, &e->lock);
   if (rc == 0) {

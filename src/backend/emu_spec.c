@@ -24,10 +24,11 @@ static int parse_item(struct gs_err *err, const char *spec, char *item, unsigned
                         "--emulate '%s': the count after ':' must be 1..%u (e.g. a100-40gb:8)",
                         spec, max);
   }
-  if (!(sku = gs_geom_sku_find(item)))
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                      "--emulate '%s': unknown GPU model '%s'; `gpuslice models` lists them", spec,
-                      item);
+  if (!(sku = gs_geom_sku_find(item))) {
+    char hint[512];
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%s': unknown GPU model '%s'; %s",
+                      spec, item, gs_geom_model_hint(item, hint, sizeof(hint)));
+  }
   if (out->n + count > max)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--emulate '%s': at most %u GPUs", spec, max);
   while (count--)

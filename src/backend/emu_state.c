@@ -776,7 +776,7 @@ int gs__emu_state_load(struct gs_err *err, const char *path, bool for_write,
     return rc;
   if ((rc = gs_file_lock(err, path, for_write, lock)))
     return rc; /* NOT_FOUND: no directory, so no state; nothing is held */
-  rc = gs_file_read(err, path, GS__EMU_MAX_FILE, &text, &len);
+  rc = gs_file_read_private(err, path, GS__EMU_MAX_FILE, 0, &text, &len);
   if (rc == GS_E_NOT_FOUND)
     return rc; /* lock held: the caller creates the state */
   if (rc == GS_E_INVALID_ARGUMENT) /* over the size limit: no state we wrote is that big */

@@ -1,8 +1,11 @@
-/* csv.c: perf_analyzer's CSV, written after a run (same header, same units:
- * µs, inferences per second) and read back for plots, from our runs or from
- * perf_analyzer's own files. */
+/* csv.c: perf_analyzer's CSV, written after a run as its ReportWriter writes
+ * it (read at perf_analyzer 263c5f6e: the same columns in the same order,
+ * present on the same conditions, the same units: whole µs, inferences per
+ * second; rows in increasing throughput), and read back for plots, from our
+ * runs or from perf_analyzer's own files. */
 #include "bench/internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,22 +13,143 @@
 #define MAX_ROWS 100000
 #define MAX_COLS 64
 
-void gs_bench_csv_write(FILE *f, enum gs_bench_mode mode, const struct gs_bench_step *s, size_t n)
+/* perf_analyzer's latency columns: p50, p90, p95, p99 and the --percentile
+ * one in increasing order, once each (its std::set<size_t>). */
+static size_t percentiles(double extra, double out[5])
 {
-  fprintf(f, "%s,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,"
-             "Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,"
-             "p50 latency,p90 latency,p95 latency,p99 latency,Avg latency\n",
-          mode == GS_BENCH_CLOSED ? "Concurrency" : "Request Rate");
-  for (size_t i = 0; i < n; i++) {
-    const struct gs_bench_step *x = &s[i];
-    if (!x->stable)
-      continue;
-    fprintf(f, "%g,%.1f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%llu,%llu,%llu,%llu,%.0f\n", x->level,
-            x->throughput, x->send_us, x->server_net_us, x->server.queue_us, x->server.cin_us,
-            x->server.cinfer_us, x->server.cout_us, x->recv_us, (unsigned long long)x->p50_us,
-            (unsigned long long)x->p90_us, (unsigned long long)x->p95_us,
-            (unsigned long long)x->p99_us, x->avg_us);
+  static const double fixed[] = {50, 90, 95, 99};
+  size_t n = 0;
+  bool placed = !(extra > 0);
+  for (size_t i = 0; i < GS_NITEMS(fixed); i++) {
+    if (!placed && extra <= fixed[i]) {
+      placed = true;
+      if (extra < fixed[i])
+        out[n++] = extra;
+    }
+    out[n++] = fixed[i];
   }
+  if (!placed)
+    out[n++] = extra;
+  return n;
+}
+
+static uint64_t percentile_us(const struct gs_bench_step *x, double p, double extra)
+{
+  return p == extra ? x->pextra_us : p == 50 ? x->p50_us : p == 90 ? x->p90_us
+                                   : p == 95 ? x->p95_us : x->p99_us;
+}
+
+static void header(FILE *f, const struct gs_bench_csv *o)
+{
+  double ps[5];
+  size_t np = percentiles(o->percentile, ps);
+  fprintf(f, "%s,Inferences/Second,Client Send,",
+          o->mode == GS_BENCH_CLOSED ? "Concurrency" : "Request Rate");
+  if (o->server)
+    fputs("Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,"
+          "Server Compute Output,", f);
+  fputs("Client Recv", f);
+  for (size_t i = 0; i < np; i++)
+    fprintf(f, ",p%g latency", ps[i]);
+  if (o->verbose) {
+    if (!(o->percentile > 0))
+      fputs(",Avg latency", f);
+    fputs(",request/response,response wait", f);
+    if (o->gpus)
+      fputs(",Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory", f);
+  }
+  fputc('\n', f);
+}
+
+/* Whole µs, truncated as perf_analyzer's integer division does. */
+static unsigned long long us(double v)
+{
+  return !(v > 0) ? 0 : v < 1.8e19 ? (unsigned long long)v : ULLONG_MAX;
+}
+
+static int by_uuid(const void *a, const void *b)
+{
+  return strcmp((*(const struct gs_bench_gpu *const *)a)->uuid,
+                (*(const struct gs_bench_gpu *const *)b)->uuid);
+}
+
+/* The four GPU cells, each "uuid:value;" for every GPU that had that gauge,
+ * GPUs in uuid order (perf_analyzer's std::map). */
+static void gpu_cells(FILE *f, const struct gs_bench_gpus *g)
+{
+  const struct gs_bench_gpu *by[GS_BENCH_MAX_GPUS];
+  for (unsigned i = 0; i < g->n; i++)
+    by[i] = &g->gpu[i];
+  qsort(by, g->n, sizeof(*by), by_uuid);
+  for (int cell = 0; cell < 4; cell++) {
+    fputc(',', f);
+    for (unsigned i = 0; i < g->n; i++) {
+      const struct gs_bench_gpu *u = by[i];
+      if (cell == 0 && u->util_n)
+        fprintf(f, "%s:%g;", u->uuid, u->util_sum / u->util_n);
+      else if (cell == 1 && u->power_n)
+        fprintf(f, "%s:%g;", u->uuid, u->power_sum / u->power_n);
+      else if (cell == 2 && u->used_n)
+        fprintf(f, "%s:%llu;", u->uuid, us(u->used_max));
+      else if (cell == 3 && u->total_n)
+        fprintf(f, "%s:%llu;", u->uuid, us(u->total));
+    }
+  }
+}
+
+static void row(FILE *f, const struct gs_bench_csv *o, const struct gs_bench_step *x)
+{
+  double ps[5];
+  size_t np = percentiles(o->percentile, ps);
+  if (o->mode == GS_BENCH_CLOSED)
+    fprintf(f, "%llu,", (unsigned long long)x->level);
+  else
+    fprintf(f, "%g,", x->level);
+  fprintf(f, "%g,%llu,", x->throughput, us(x->send_us));
+  if (o->server && x->server.seen) /* unknown server figures stay empty, never 0 */
+    fprintf(f, "%llu,%llu,%llu,%llu,%llu,", us(x->server_net_us), us(x->server.queue_us),
+            us(x->server.cin_us), us(x->server.cinfer_us), us(x->server.cout_us));
+  else if (o->server)
+    fputs(",,,,,", f);
+  fprintf(f, "%llu", us(x->recv_us));
+  for (size_t i = 0; i < np; i++)
+    fprintf(f, ",%llu", (unsigned long long)percentile_us(x, ps[i], o->percentile));
+  if (o->verbose) {
+    if (!(o->percentile > 0))
+      fprintf(f, ",%llu", us(x->avg_us));
+    fprintf(f, ",%llu,%llu", us(x->send_us) + us(x->recv_us),
+            us(x->avg_us - (double)(us(x->send_us) + us(x->recv_us))));
+    if (o->gpus)
+      gpu_cells(f, &x->gpus);
+  }
+  fputc('\n', f);
+}
+
+static int by_throughput(const void *a, const void *b)
+{
+  const struct gs_bench_step *x = *(const struct gs_bench_step *const *)a;
+  const struct gs_bench_step *y = *(const struct gs_bench_step *const *)b;
+  if (x->throughput != y->throughput)
+    return x->throughput < y->throughput ? -1 : 1;
+  return x->level < y->level ? -1 : x->level > y->level;
+}
+
+int gs_bench_csv_write(FILE *f, const struct gs_bench_csv *o, const struct gs_bench_step *s,
+                       size_t n)
+{
+  const struct gs_bench_step **rows = calloc(n ? n : 1, sizeof(*rows));
+  size_t k = 0;
+  if (!rows)
+    return GS_E_NO_MEMORY;
+  header(f, o);
+  for (size_t i = 0; i < n; i++)
+    if (gs_bench_step_met(&s[i]))
+      rows[k++] = &s[i];
+  qsort(rows, k, sizeof(*rows), by_throughput);
+  for (size_t i = 0; i < k; i++)
+    row(f, o, rows[i]);
+  free(rows);
+  return 0;
 }
 
 void gs_bench_series_free(struct gs_bench_series *s)

@@ -64,6 +64,7 @@ int gs_bench_grpc_request(struct gs_err *err, const struct gs_bench_model *m,
   int64_t shapes[GS_BENCH_MAX_INPUTS][GS_BENCH_MAX_DIMS];
   size_t n;
   q.model_name = (char *)m->name;
+  q.model_version = (char *)m->version;
   for (unsigned i = 0; i < m->ninputs; i++) {
     const struct gs_bench_tensor *x = &m->inputs[i];
     t[i] = (Inference__ModelInferRequest__InferInputTensor)

@@ -393,11 +393,12 @@ static json_t *input_json(const struct gs_bench_tensor *t, const unsigned char *
 
 int gs_bench_infer_request(struct gs_err *err, const struct gs_bench_url *u,
                            const struct gs_bench_model *m, const struct gs_bench_sample *s,
-                           bool binary_in, bool binary_out, char **out, size_t *len)
+                           bool binary_in, bool binary_out, const char *headers, char **out,
+                           size_t *len)
 {
   json_t *doc = json_object(), *ins = json_array();
   size_t bin = 0, jl, hl, off;
-  char head[1024], *js;
+  char head[4096], *js;
   for (unsigned k = 0; k < m->ninputs; k++) {
     if (!binary_in && (m->inputs[k].datatype[0] == 'B' || m->inputs[k].datatype[0] == 'F') &&
         gs_bench_dtype_size(m->inputs[k].datatype) == 2) {
@@ -416,9 +417,16 @@ int gs_bench_infer_request(struct gs_err *err, const struct gs_bench_url *u,
   if (!js)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory building the request");
   jl = strlen(js);
-  hl = (size_t)snprintf(head, sizeof(head), "POST %s/v2/models/%s/infer HTTP/1.1\r\nHost: %s:%s\r\n"
-                        "Content-Type: %s\r\n", u->prefix, m->name, u->host, u->port,
-                        binary_in ? "application/octet-stream" : "application/json");
+  hl = (size_t)snprintf(head, sizeof(head), "POST %s/v2/models/%s%s%s/infer HTTP/1.1\r\nHost: %s:%s\r\n"
+                        "Content-Type: %s\r\n%s", u->prefix, m->name, m->version[0] ? "/versions/" : "",
+                        m->version, u->host, u->port,
+                        binary_in ? "application/octet-stream" : "application/json",
+                        headers ? headers : "");
+  if (hl >= sizeof(head) - 128) { /* room left for the two lengths */
+    free(js);
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the request's head is longer than %zu bytes: "
+                      "fewer or shorter -H headers", sizeof(head) - 128);
+  }
   if (binary_in)
     hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "Inference-Header-Content-Length: %zu\r\n", jl);
   hl += (size_t)snprintf(head + hl, sizeof(head) - hl, "Content-Length: %zu\r\n\r\n", jl + bin);

@@ -1,7 +1,7 @@
 /* plot.c: `gpuslice bench plot`'s drawing: throughput and latency against
  * concurrency (or request rate) for several CSVs, as one SVG document with
  * two charts, a legend and an optional latency-budget line. Plain SVG 1.1
- * text, so any browser opens it and rsvg-convert turns it into PNG. */
+ * text, so any browser opens it; render.c turns it into PNG or PDF. */
 #include "bench/internal.h"
 
 #include <math.h>

@@ -1,7 +1,8 @@
 /* run.c: the load generator's engine. Each thread runs its own serve-layer
  * loop with its own connections; the calling thread cuts time into windows,
  * swapping each thread's counters and histogram under a per-thread mutex,
- * reads server metrics between windows and decides stability. Closed loop:
+ * reads server metrics between windows and decides stability, and walks the
+ * levels a search (search.c) asks for. Closed loop:
  * every connection keeps one request outstanding. Open loop: a timer issues
  * requests at their intended times (constant or Poisson) into a backlog that
  * idle connections drain; latency counts from the intended time, so a stall
@@ -93,8 +94,15 @@ struct conn {
   uint64_t intended_ns, start_ns, sent_ns, first_ns;
 };
 
+/* Which of a step's ended requests are measured (warmup, --request-count):
+ * the k-th to end (0-based, all threads) counts when skip <= k < limit. */
+struct gate {
+  uint64_t ended, skip, limit;
+};
+
 struct worker {
   const struct gs_bench_config *cfg;
+  struct gate *gate;       /* NULL: every request counts */
   const struct sockaddr_storage *addr;
   unsigned addrlen;
   pthread_t tid;
@@ -116,8 +124,20 @@ struct worker {
   int rc;
 };
 
+/* Whether this ended request is measured (it counts as ended either way). */
+static bool take(struct worker *w)
+{
+  uint64_t k;
+  if (!w->gate)
+    return true;
+  k = __atomic_fetch_add(&w->gate->ended, 1, __ATOMIC_RELAXED);
+  return k >= w->gate->skip && k < w->gate->limit;
+}
+
 static void record_error(struct worker *w, enum gs_bench_error e)
 {
+  if (!take(w))
+    return;
   pthread_mutex_lock(&w->mu);
   w->cur->errors[e]++;
   pthread_mutex_unlock(&w->mu);
@@ -131,6 +151,8 @@ void gs__bench_count_error(struct worker *w, enum gs_bench_error e)
 void gs__bench_count_ok(struct worker *w, uint64_t intended_ns, uint64_t start_ns,
                         uint64_t sent_ns, uint64_t first_ns, uint64_t t)
 {
+  if (!take(w))
+    return;
   pthread_mutex_lock(&w->mu);
   w->cur->ok++;
   w->cur->send_ns += sent_ns > start_ns ? (double)(sent_ns - start_ns) : 0;
@@ -180,8 +202,11 @@ static void on_answer(struct conn *c, uint64_t t)
 {
   struct worker *w = c->w;
   int st = c->http.status;
+  bool counted = take(w);
   pthread_mutex_lock(&w->mu);
-  if (st < 200 || st > 299) {
+  if (!counted) {
+    /* warmup, or past --request-count: ended, not measured */
+  } else if (st < 200 || st > 299) {
     w->cur->errors[st >= 400 && st < 500 ? GS_BENCH_ERR_HTTP_4XX : GS_BENCH_ERR_HTTP_5XX]++;
   } else {
     w->cur->ok++;
@@ -482,6 +507,7 @@ struct step_run {
   struct worker *w;
   unsigned n;
   struct stats **spare;  /* one per worker, swapped in at window ends */
+  struct gate gate;      /* used when the config has a warmup or a request count */
 };
 
 static void worker_free(struct worker *w)
@@ -548,8 +574,11 @@ static int step_start(struct gs_err *err, const struct gs_bench_config *cfg,
     free(r->w), free(r->spare);
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %u threads", n);
   }
+  r->gate = (struct gate){0, cfg->warmup,
+                          cfg->request_count ? (uint64_t)cfg->warmup + cfg->request_count : UINT64_MAX};
   for (unsigned i = 0; i < n; i++) {
     r->w[i].stopfd = -1;
+    r->w[i].gate = cfg->warmup || cfg->request_count ? &r->gate : NULL;
     pthread_mutex_init(&r->w[i].mu, NULL);
   }
   for (unsigned i = 0; i < n && rc == 0; i++) {
@@ -618,21 +647,40 @@ struct window {
   struct stats s;
   double seconds;
   bool srv_ok;
-  struct gs_bench_server srv; /* deltas over the window */
+  struct gs_bench_server srv;  /* deltas over the window */
+  struct gs_bench_gpus gpus;   /* GPU gauges sampled during it */
 };
+
+static char *get_metrics(const struct gs_bench_config *cfg, size_t *len)
+{
+  char *body = NULL;
+  int status = 0;
+  if (!cfg->metrics_url || gs_bench_http_get(NULL, cfg->metrics_url, cfg->metrics_path, 1000,
+                                             &status, &body, len) != 0 || status != 200) {
+    free(body);
+    return NULL;
+  }
+  return body;
+}
 
 static bool read_metrics(const struct gs_bench_config *cfg, struct gs_bench_server *out)
 {
-  char *body = NULL;
   size_t len;
-  int status = 0;
-  bool ok = false;
-  memset(out, 0, sizeof(*out));
-  if (cfg->metrics_url && gs_bench_http_get(NULL, cfg->metrics_url, cfg->metrics_path, 1000,
-                                            &status, &body, &len) == 0)
-    ok = status == 200 && gs_bench_metrics_parse(body, len, cfg->model, out) == 0;
+  char *body = cfg->model ? get_metrics(cfg, &len) : NULL;
+  bool ok = body && gs_bench_metrics_parse(body, len, cfg->model, cfg->version, out) == 0;
+  if (!ok)
+    memset(out, 0, sizeof(*out));
   free(body);
   return ok;
+}
+
+static void sample_gpus(const struct gs_bench_config *cfg, struct gs_bench_gpus *acc)
+{
+  size_t len;
+  char *body = get_metrics(cfg, &len);
+  if (body)
+    gs_bench_gpus_sample(acc, body, len);
+  free(body);
 }
 
 static void server_delta(struct gs_bench_server *d, const struct gs_bench_server *a,
@@ -647,67 +695,52 @@ static void server_delta(struct gs_bench_server *d, const struct gs_bench_server
   d->request_us = b->request_us - a->request_us;
 }
 
-static double win_latency(const struct gs_bench_config *cfg, const struct window *w)
+/* The latency stability looks at, and the threshold is held against (ns). */
+static double win_latency(const struct gs_bench_config *cfg, const struct gs_hist *h)
 {
-  return cfg->stability_pct > 0 ? (double)gs_hist_percentile(&w->s.hist, cfg->stability_pct)
-                                 : gs_hist_mean(&w->s.hist);
+  return cfg->stability_pct > 0 ? (double)gs_hist_percentile(h, cfg->stability_pct)
+                                 : gs_hist_mean(h);
 }
 
-static bool within(const double v[3], double tol)
-{
-  double m = (v[0] + v[1] + v[2]) / 3;
-  for (int i = 0; i < 3; i++)
-    if (fabs(v[i] - m) > tol * m)
-      return false;
-  return true;
-}
-
-/* perf_analyzer's rule: the last three windows' throughput and latency all
- * within the tolerance of their mean; a window where nothing finished shows
- * nothing, so it never counts as stable. */
-static bool stable(const struct gs_bench_config *cfg, struct window *const last[3])
+/* perf_analyzer's rule: the last three windows' throughput and (unless
+ * throughput_only) latency each within the tolerance; a window where nothing
+ * succeeded shows no throughput, so it never counts as stable. */
+static bool stable(const struct gs_bench_config *cfg, struct window *const last[3],
+                   bool throughput_only)
 {
   double thr[3], lat[3];
   for (int i = 0; i < 3; i++) {
-    uint64_t done = last[i]->s.ok;
-    for (unsigned e = 0; e < GS_BENCH_ERR_COUNT; e++)
-      done += last[i]->s.errors[e];
-    if (!done || last[i]->seconds <= 0)
+    if (!last[i]->s.ok || last[i]->seconds <= 0)
       return false;
     thr[i] = (double)last[i]->s.ok / last[i]->seconds;
-    lat[i] = win_latency(cfg, last[i]);
+    lat[i] = win_latency(cfg, &last[i]->s.hist);
   }
-  return within(thr, cfg->stability / 100) && within(lat, cfg->stability / 100);
+  return gs_bench_settled(thr, cfg->stability) &&
+         (throughput_only || gs_bench_settled(lat, cfg->stability));
 }
 
-static void step_fill(const struct gs_bench_config *cfg, struct window *const *last, unsigned n,
-                      struct stats *sum, struct gs_bench_step *out)
+/* perf_analyzer ends a step early once one of its last three windows is at
+ * or over the threshold (a window without a success has no latency: over). */
+static bool over_threshold(const struct gs_bench_config *cfg, struct window *const last[3])
+{
+  for (int i = 0; cfg->threshold_us > 0 && i < 3; i++)
+    if (!last[i]->s.ok || win_latency(cfg, &last[i]->s.hist) >= cfg->threshold_us * 1000)
+      return true;
+  return false;
+}
+
+static void server_fill(struct window *const *last, unsigned n, struct gs_bench_step *out)
 {
   struct gs_bench_server *sv = &out->server;
   double srv_total;
   bool srv = n > 0;
-  stats_reset(sum);
   for (unsigned i = 0; i < n; i++) {
-    stats_add(sum, &last[i]->s);
-    out->seconds += last[i]->seconds;
     srv = srv && last[i]->srv_ok;
     sv->success += last[i]->srv.success;
     sv->queue_us += last[i]->srv.queue_us, sv->cin_us += last[i]->srv.cin_us;
     sv->cinfer_us += last[i]->srv.cinfer_us, sv->cout_us += last[i]->srv.cout_us;
     sv->request_us += last[i]->srv.request_us;
   }
-  out->ok = sum->ok;
-  memcpy(out->errors, sum->errors, sizeof(out->errors));
-  out->delayed = sum->delayed;
-  out->throughput = out->seconds > 0 ? (double)sum->ok * (cfg->batch ? cfg->batch : 1) / out->seconds : 0;
-  out->send_us = sum->ok ? sum->send_ns / (double)sum->ok / 1000 : 0;
-  out->recv_us = sum->ok ? sum->recv_ns / (double)sum->ok / 1000 : 0;
-  out->p50_us = (gs_hist_percentile(&sum->hist, 50) + 500) / 1000;
-  out->p90_us = (gs_hist_percentile(&sum->hist, 90) + 500) / 1000;
-  out->p95_us = (gs_hist_percentile(&sum->hist, 95) + 500) / 1000;
-  out->p99_us = (gs_hist_percentile(&sum->hist, 99) + 500) / 1000;
-  out->max_us = (sum->hist.max + 500) / 1000 * (sum->hist.count > 0);
-  out->avg_us = gs_hist_mean(&sum->hist) / 1000;
   sv->seen = srv && sv->success > 0;
   if (!sv->seen) {
     memset(sv, 0, sizeof(*sv));
@@ -721,36 +754,82 @@ static void step_fill(const struct gs_bench_config *cfg, struct window *const *l
     out->server_net_us = 0;
 }
 
-/* Waits for the window's end: its time, or its request count within that time. */
-static void window_wait(const struct gs_bench_config *cfg, struct step_run *r, uint64_t begin)
+/* The step from its last n windows (last[0] the newest), merged. Times are
+ * truncated to whole µs, as perf_analyzer's report does. */
+static void step_fill(const struct gs_bench_config *cfg, struct window *const *last, unsigned n,
+                      struct stats *sum, struct gs_bench_step *out)
 {
-  uint64_t end = begin + (uint64_t)cfg->window_ms * 1000000u, t;
+  stats_reset(sum);
+  for (unsigned i = n; i-- > 0;) { /* oldest first: the GPUs' "first seen" */
+    stats_add(sum, &last[i]->s);
+    out->seconds += last[i]->seconds;
+    gs_bench_gpus_merge(&out->gpus, &last[i]->gpus);
+  }
+  out->ok = sum->ok;
+  memcpy(out->errors, sum->errors, sizeof(out->errors));
+  out->delayed = sum->delayed;
+  out->throughput = out->seconds > 0 ? (double)sum->ok * (cfg->batch ? cfg->batch : 1) / out->seconds : 0;
+  out->send_us = sum->ok ? sum->send_ns / (double)sum->ok / 1000 : 0;
+  out->recv_us = sum->ok ? sum->recv_ns / (double)sum->ok / 1000 : 0;
+  out->p50_us = gs_hist_percentile(&sum->hist, 50) / 1000;
+  out->p90_us = gs_hist_percentile(&sum->hist, 90) / 1000;
+  out->p95_us = gs_hist_percentile(&sum->hist, 95) / 1000;
+  out->p99_us = gs_hist_percentile(&sum->hist, 99) / 1000;
+  out->pextra_us = cfg->stability_pct > 0 ? gs_hist_percentile(&sum->hist, cfg->stability_pct) / 1000 : 0;
+  out->max_us = sum->hist.max / 1000 * (sum->hist.count > 0);
+  out->avg_us = gs_hist_mean(&sum->hist) / 1000;
+  out->stab_us = win_latency(cfg, &sum->hist) / 1000;
+  out->over = cfg->threshold_us > 0 && (!sum->ok || out->stab_us >= cfg->threshold_us);
+  server_fill(last, n, out);
+}
+
+/* Waits for the window's end: its time (none with a request count), or its
+ * request count; samples the GPU gauges on the way when asked. */
+static void window_wait(const struct gs_bench_config *cfg, struct step_run *r, uint64_t begin,
+                        uint64_t count, struct gs_bench_gpus *gpus)
+{
+  uint64_t end = cfg->request_count ? UINT64_MAX : begin + (uint64_t)cfg->window_ms * 1000000u;
+  uint64_t gpu_every = (uint64_t)cfg->gpu_interval_ms * 1000000u, next_gpu = begin, t, wake;
   while ((t = now_ns()) < end) {
-    if (cfg->window_count && step_finished(r) >= cfg->window_count)
+    if (gpu_every && t >= next_gpu) {
+      sample_gpus(cfg, gpus);
+      next_gpu = t + gpu_every;
+      continue;
+    }
+    if (count && step_finished(r) >= count)
       return;
-    sleep_ns(cfg->window_count ? (end - t < 2000000u ? end - t : 2000000u) : end - t);
+    wake = gpu_every && next_gpu < end ? next_gpu : end;
+    if (count && wake - t > 2000000u)
+      wake = t + 2000000u;
+    sleep_ns(wake - t);
   }
 }
 
-static int run_step(struct gs_err *err, const struct gs_bench_config *cfg,
-                    const struct sockaddr_storage *addr, unsigned addrlen, double level,
-                    struct window *ring, struct stats *sum, struct gs_bench_step *out)
+/* perf_analyzer's warmup: the first cfg->warmup requests to end are not
+ * measured (the gate drops them); the windows start once they have ended. */
+static void warmup_wait(const struct gs_bench_config *cfg, struct step_run *r)
+{
+  while (cfg->warmup && __atomic_load_n(&r->gate.ended, __ATOMIC_RELAXED) < cfg->warmup)
+    sleep_ns(2000000u);
+}
+
+/* One window after another until stable, over the threshold, or out of
+ * trials; last[] gets the newest three. */
+static void measure(const struct gs_bench_config *cfg, struct step_run *r, double level,
+                    struct window *ring, struct window *last[3], struct gs_bench_step *out)
 {
   struct gs_bench_server before, after;
-  struct window *last[3];
-  struct step_run r = {0};
-  bool have = read_metrics(cfg, &before);
-  uint64_t begin, t;
-  int rc;
-  memset(out, 0, sizeof(*out));
-  out->level = level;
-  if ((rc = step_start(err, cfg, addr, addrlen, level, &r)) != 0)
-    return rc;
+  uint64_t count = cfg->request_count ? cfg->request_count : cfg->window_count, begin, t;
+  unsigned trials = cfg->request_count ? 1 : cfg->max_trials;
+  bool have;
+  warmup_wait(cfg, r);
+  have = read_metrics(cfg, &before);
   begin = now_ns();
-  for (unsigned trial = 0; trial < cfg->max_trials; trial++) {
+  for (unsigned trial = 0; trial < trials; trial++) {
     struct window *w = &ring[trial % 3];
-    window_wait(cfg, &r, begin);
-    step_swap(&r, &w->s);
+    memset(&w->gpus, 0, sizeof(w->gpus));
+    window_wait(cfg, r, begin, count, &w->gpus);
+    step_swap(r, &w->s);
     t = now_ns();
     w->seconds = (double)(t - begin) / 1e9;
     begin = t;
@@ -764,11 +843,30 @@ static int run_step(struct gs_err *err, const struct gs_bench_config *cfg,
                      gs_hist_percentile(&w->s.hist, 99));
     for (unsigned i = 0; i < 3; i++)
       last[i] = &ring[(trial + 3 - i) % 3];
-    if (trial >= 2 && stable(cfg, last)) {
+    /* perf_analyzer's --request-count: its one window is the measurement */
+    if (cfg->request_count || (trial >= 2 && stable(cfg, last, false))) {
       out->stable = true;
       break;
     }
+    if (trial >= 2 && over_threshold(cfg, last))
+      break;
   }
+  if (!out->stable && out->trials >= 3 && cfg->throughput_stable && stable(cfg, last, true))
+    out->stable = out->latency_unsettled = true;
+}
+
+static int run_step(struct gs_err *err, const struct gs_bench_config *cfg,
+                    const struct sockaddr_storage *addr, unsigned addrlen, double level,
+                    struct window *ring, struct stats *sum, struct gs_bench_step *out)
+{
+  struct window *last[3] = {&ring[0], &ring[1], &ring[2]};
+  struct step_run r = {0};
+  int rc;
+  memset(out, 0, sizeof(*out));
+  out->level = level;
+  if ((rc = step_start(err, cfg, addr, addrlen, level, &r)) != 0)
+    return rc;
+  measure(cfg, &r, level, ring, last, out);
   step_stop(&r, r.n);
   step_fill(cfg, last, out->trials < 3 ? out->trials : 3, sum, out);
   return 0;
@@ -796,15 +894,35 @@ static void config_defaults(const struct gs_bench_config *in, struct gs_bench_co
     c->batch = 1;
 }
 
-static int levels(struct gs_err *err, const struct gs_bench_config *c, size_t *n)
+/* The range and search as perf_analyzer's command line checks them. */
+static int check_range(struct gs_err *err, const struct gs_bench_config *c)
 {
+  const char *what = c->mode == GS_BENCH_CLOSED ? "concurrency" : "request rate";
   double span = c->end > c->start ? c->end - c->start : 0;
   if (!(c->start > 0) || (c->mode == GS_BENCH_CLOSED && c->start != floor(c->start)))
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the range must start at a positive %s",
                       c->mode == GS_BENCH_CLOSED ? "whole concurrency" : "request rate");
-  *n = span > 0 && c->step > 0 ? (size_t)floor(span / c->step + 1e-9) + 1 : 1;
-  if (*n > 10000)
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the range has %zu steps; at most 10000", *n);
+  if (c->end == 0 && !(c->threshold_us > 0))
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "a %s range without an end (END 0) needs a "
+                      "latency threshold to stop at", what);
+  if (c->binary && (!(c->threshold_us > 0) || c->end == 0 || c->end < c->start))
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "a binary search needs a latency threshold "
+                      "and a %s range START:END with END at least START", what);
+  if (!c->binary && c->end > 0 && span > 0 && c->step > 0 && span / c->step + 1 > 10000)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the range has %.0f steps; at most 10000",
+                      floor(span / c->step + 1e-9) + 1);
+  return 0;
+}
+
+static int steps_room(struct gs_err *err, struct gs_bench_step **steps, size_t n, size_t *cap)
+{
+  struct gs_bench_step *ns;
+  if (n < *cap)
+    return 0;
+  if (!(ns = realloc(*steps, (*cap ? *cap * 2 : 16) * sizeof(**steps))))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %zu steps", n + 1);
+  *steps = ns;
+  *cap = *cap ? *cap * 2 : 16;
   return 0;
 }
 
@@ -812,30 +930,36 @@ int gs_bench_run(struct gs_err *err, const struct gs_bench_config *in, struct gs
                  size_t *nsteps)
 {
   struct gs_bench_config cfg;
+  struct gs_bench_search search;
   struct sockaddr_storage addr;
   struct window *ring = NULL;
   struct stats *sum = NULL;
   unsigned addrlen;
-  size_t n = 0;
+  size_t cap = 0;
+  double level;
   int rc;
   *steps = NULL;
   *nsteps = 0;
   config_defaults(in, &cfg);
-  if ((rc = levels(err, &cfg, &n)) != 0 || (rc = gs__bench_resolve(err, &cfg.url, &addr, &addrlen)) != 0)
+  if ((rc = check_range(err, &cfg)) != 0 || (rc = gs__bench_resolve(err, &cfg.url, &addr, &addrlen)) != 0)
     return rc;
   ring = calloc(3, sizeof(*ring));
   sum = malloc(sizeof(*sum));
-  *steps = calloc(n, sizeof(**steps));
-  if (!ring || !sum || !*steps) {
-    free(ring), free(sum), free(*steps);
-    *steps = NULL;
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for %zu steps", n);
+  if (!ring || !sum) {
+    free(ring), free(sum);
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for the measurement windows");
   }
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    rc = run_step(err, &cfg, &addr, addrlen, cfg.start + cfg.step * (double)i, ring, sum,
-                  &(*steps)[i]);
-    if (rc == 0)
-      *nsteps = i + 1;
+  gs_bench_search_init(&search, cfg.start, cfg.end, cfg.step, cfg.binary,
+                       cfg.mode == GS_BENCH_CLOSED, cfg.threshold_us > 0);
+  while (rc == 0 && gs_bench_search_next(&search, &level)) {
+    struct gs_bench_step *s;
+    if ((rc = steps_room(err, steps, *nsteps, &cap)) != 0 ||
+        (rc = run_step(err, &cfg, &addr, addrlen, level, ring, sum, &(*steps)[*nsteps])) != 0)
+      break;
+    s = &(*steps)[(*nsteps)++];
+    if (cfg.on_step)
+      cfg.on_step(cfg.ctx, &cfg, s);
+    gs_bench_search_result(&search, gs_bench_step_met(s));
   }
   free(ring);
   free(sum);

@@ -2,69 +2,111 @@
  * of cli.h the verbs share (errors, GPU selection, JSON and table output). */
 #include "cli/cli.h"
 
-#include <ctype.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cli_verb *const verb_tables[] = {
-    cli_verbs_list, cli_verbs_mig, cli_verbs_gi, cli_verbs_ci, cli_verbs_layouts, cli_verbs_layout,
-    cli_verbs_emu, cli_verbs_worker, cli_verbs_serve, cli_verbs_plan, cli_verbs_bench,
-    cli_verbs_run, cli_verbs_queue, cli_verbs_job_emu, cli_verbs_mps, cli_verbs_slurm,
-    cli_verbs_version,
+/* The man pages of commands, in `gpuslice --help` order: gpuslice-<page>(1). */
+const struct cli_family cli_families[] = {
+    {"list", "list GPUs and MIG devices with their UUIDs", cli_verbs_list},
+    {"mig", "enable, disable and query MIG mode", cli_verbs_mig},
+    {"gi", "GPU instances: profiles, placements, create, list, destroy", cli_verbs_gi},
+    {"ci", "compute instances: profiles, placements, create, list, destroy", cli_verbs_ci},
+    {"layouts", "the valid MIG layouts of a GPU model, and the models", cli_verbs_layouts},
+    {"apply", "declarative MIG layouts: apply, assert, export, recover", cli_verbs_layout},
+    {"emu", "the emulated machine's controls", cli_verbs_emu},
+    {"worker", "an emulated KServe v2 inference server", cli_verbs_worker},
+    {"serve", "one inference worker per MIG device behind a load balancer", cli_verbs_serve},
+    {"plan", "pack workloads onto GPUs and slices", cli_verbs_plan},
+    {"bench", "the load generator, and its plots", cli_verbs_bench},
+    {"run", "run a command on a free slice", cli_verbs_run},
+    {"queue", "the slice queue, its jobs and the claims ledger", cli_verbs_queue},
+    {"job-emu", "an emulated training job", cli_verbs_job_emu},
+    {"mps", "MPS control daemons per GPU or MIG device", cli_verbs_mps},
+    {"slurm", "the node side of a Slurm cluster on MIG slices", cli_verbs_slurm},
+    {"version", "the program's version", cli_verbs_version},
 };
+const unsigned cli_nfamilies = GS_NITEMS(cli_families);
+
+enum { G_EMULATE = 1, G_STATE, G_BACKEND, G_QUIET, G_HELP, G_VERSION };
+
+const struct cli_opt cli_global_opts[] = {
+    {"emulate", 0, "SPEC", G_EMULATE, NULL,
+     "emulated GPUs, e.g. a100-40gb:8,h100-80gb:2 (env GPUSLICE_EMULATE)", CLI_VALUE_MODEL, NULL},
+    {"emu-state", 0, "FILE", G_STATE, NULL, "the emulator's state file (env GPUSLICE_EMU_STATE)",
+     CLI_VALUE_FILE, NULL},
+    {"backend", 0, "nvml|emu", G_BACKEND, "nvml when libnvidia-ml.so.1 loads and sees a GPU, else emu",
+     "real GPUs through NVML, or emulated ones", CLI_VALUE_CHOICE, NULL},
+    {"quiet", 'q', NULL, G_QUIET, NULL, "no notice about emulated GPUs on stderr", CLI_VALUE_TEXT,
+     NULL},
+    {"help", 'h', NULL, G_HELP, NULL, "this text; `gpuslice COMMAND --help` for a command's",
+     CLI_VALUE_TEXT, NULL},
+    {"version", 'V', NULL, G_VERSION, NULL, "the version (as `gpuslice version`)", CLI_VALUE_TEXT,
+     NULL},
+    {0},
+};
+
+void cli_each_verb(void (*fn)(const struct cli_verb *v, void *arg), void *arg)
+{
+  for (unsigned t = 0; t < cli_nfamilies; t++)
+    for (const struct cli_verb *v = cli_families[t].verbs; v->name; v++)
+      fn(v, arg);
+}
+
+static void help_line(const struct cli_verb *v, void *arg)
+{
+  char name[40];
+  cli_verb_words(v, name, sizeof(name));
+  fprintf(arg, "  %-22s %s\n", name, v->summary);
+}
 
 static void print_help(FILE *out)
 {
+  char sp[64];
   fprintf(out, "usage: gpuslice [global options] <command> [options]\n\n"
                "Partition NVIDIA GPUs with MIG (emulated GPUs when no driver is present).\n\n"
                "commands:\n");
-  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
-    for (const struct cli_verb *v = verb_tables[t]; v->name; v++) {
-      char name[40];
-      snprintf(name, sizeof(name), "%s%s%s", v->group ? v->group : "", v->group ? " " : "", v->name);
-      fprintf(out, "  %-22s %s\n", name, v->summary);
-    }
-  fprintf(out, "\nglobal options (before or after the command):\n"
-               "  --emulate SPEC       emulated GPUs, e.g. a100-40gb:8,h100-80gb:2 (env GPUSLICE_EMULATE)\n"
-               "  --emu-state FILE     emulator state file (env GPUSLICE_EMU_STATE)\n"
-               "  --backend nvml|emu   real GPUs through NVML, or emulated ones (default: nvml when\n"
-               "                       libnvidia-ml.so.1 loads and sees a GPU, else emu)\n"
-               "  -q, --quiet          no notice about emulated GPUs on stderr\n"
-               "  -h, --help           this text; `gpuslice <command> --help` for a command's\n"
-               "  -V, --version        the version (as `gpuslice version`)\n\n"
-               "exit status: 0 ok, 1 the GPU refused, 2 bad command line, 3 state file unusable\n");
+  cli_each_verb(help_line, out);
+  fprintf(out, "\nglobal options (before or after the command):\n");
+  for (const struct cli_opt *o = cli_global_opts; o->name; o++) {
+    cli_opt_spelling(o, sp, sizeof(sp));
+    fprintf(out, "  %-20s %s%s%s%s\n", sp, o->help, o->def ? " (default: " : "",
+            o->def ? o->def : "", o->def ? ")" : "");
+  }
+  fprintf(out, "\nexit status: %s\n\n%s\n\nman gpuslice, man gpuslice-COMMAND (e.g. gpuslice-gi) for more.\n",
+          cli_exit_text, cli_duration_text);
 }
 
 /* Takes the global options out of argv wherever they stand (before "--"),
  * so every verb accepts them; returns the new argc. */
 static int take_globals(struct cli *c, int argc, char **argv)
 {
+  const char **slot[] = {[G_EMULATE] = &c->cfg.emulate, [G_STATE] = &c->cfg.state_path,
+                         [G_BACKEND] = &c->cfg.kind};
   int out = 1;
   for (int i = 1; i < argc; i++) {
-    static const char *const with_value[] = {"--emulate", "--emu-state", "--backend"};
-    const char **slot[] = {&c->cfg.emulate, &c->cfg.state_path, &c->cfg.kind};
     bool taken = false;
     if (strcmp(argv[i], "--") == 0) {
       while (i < argc)
         argv[out++] = argv[i++];
       break;
     }
-    for (unsigned k = 0; k < GS_NITEMS(with_value) && !taken; k++) {
-      size_t n = strlen(with_value[k]);
-      if (strncmp(argv[i], with_value[k], n) != 0)
+    for (const struct cli_opt *o = cli_global_opts; o->name && !taken; o++) {
+      size_t n = strlen(o->name);
+      if (o->val == G_QUIET)
+        taken = strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0;
+      if (taken)
+        c->quiet = true;
+      if (!o->arg || strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, o->name, n) != 0)
         continue;
-      if (argv[i][n] == '=') {
-        *slot[k] = argv[i] + n + 1;
+      if (argv[i][n + 2] == '=') {
+        *slot[o->val] = argv[i] + n + 3;
         taken = true;
-      } else if (argv[i][n] == 0 && i + 1 < argc) {
-        *slot[k] = argv[++i];
+      } else if (argv[i][n + 2] == 0 && i + 1 < argc) {
+        *slot[o->val] = argv[++i];
         taken = true;
       }
     }
-    if (!taken && (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0))
-      c->quiet = taken = true;
     if (!taken)
       argv[out++] = argv[i];
   }
@@ -74,30 +116,43 @@ static int take_globals(struct cli *c, int argc, char **argv)
 
 static const struct cli_verb *find_verb(const char *group, const char *name)
 {
-  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
-    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+  for (unsigned t = 0; t <= cli_nfamilies; t++)
+    for (const struct cli_verb *v = t < cli_nfamilies ? cli_families[t].verbs : cli_verbs_complete;
+         v->name; v++)
       if (group ? v->group && strcmp(v->group, group) == 0 && name && strcmp(v->name, name) == 0
                 : !v->group && strcmp(v->name, name) == 0)
         return v;
   return NULL;
 }
 
-bool cli_is_open_ended(int argc, char **argv)
+/* A word is a group when some verb has it as its group; "bench" is both a
+ * verb and the group of `bench plot`. */
+static bool is_group(const char *word)
 {
-  for (int i = 1; i < argc; i++)
-    for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
-      for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
-        if (v->open_ended && strcmp(v->name, argv[i]) == 0)
-          return true;
+  for (unsigned t = 0; t < cli_nfamilies; t++)
+    for (const struct cli_verb *v = cli_families[t].verbs; v->name; v++)
+      if (v->group && strcmp(v->group, word) == 0)
+        return true;
   return false;
 }
 
-static bool is_group(const char *word)
+const struct cli_verb *cli_find_verb(int nwords, char **words, int *used)
 {
-  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
-    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
-      if (v->group && strcmp(v->group, word) == 0)
-        return true;
+  const struct cli_verb *v = NULL;
+  if (nwords >= 2 && is_group(words[0]) && (v = find_verb(words[0], words[1])) != NULL)
+    *used = 2;
+  else if (nwords >= 1 && (v = find_verb(NULL, words[0])) != NULL)
+    *used = 1;
+  return v;
+}
+
+bool cli_is_open_ended(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    for (unsigned t = 0; t < cli_nfamilies; t++)
+      for (const struct cli_verb *v = cli_families[t].verbs; v->name; v++)
+        if (v->open_ended && strcmp(v->name, argv[i]) == 0)
+          return true;
   return false;
 }
 
@@ -105,8 +160,8 @@ static int group_usage(const char *group, const char *bad)
 {
   fprintf(stderr, "gpuslice: %s%s%s: choose one of:", group, bad ? ": unknown command " : "",
           bad ? bad : "");
-  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
-    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+  for (unsigned t = 0; t < cli_nfamilies; t++)
+    for (const struct cli_verb *v = cli_families[t].verbs; v->name; v++)
       if (v->group && strcmp(v->group, group) == 0)
         fprintf(stderr, " %s", v->name);
   fprintf(stderr, " (e.g. `gpuslice %s --help`)\n", group);
@@ -119,48 +174,50 @@ static int group_help(const char *group)
   printf("usage: gpuslice %s <command> [options]   (`gpuslice %s <command> --help` for one)\n\n"
          "commands:\n",
          group, group);
-  for (unsigned t = 0; t < GS_NITEMS(verb_tables); t++)
-    for (const struct cli_verb *v = verb_tables[t]; v->name; v++)
+  for (unsigned t = 0; t < cli_nfamilies; t++)
+    for (const struct cli_verb *v = cli_families[t].verbs; v->name; v++)
       if (v->group && strcmp(v->group, group) == 0)
         printf("  %-12s %s\n", v->name, v->summary);
   return GS_EXIT_OK;
 }
 
+/* A wait for a lock that lasts is said, once, as it happens. */
+static void lock_notice(const char *line)
+{
+  fprintf(stderr, "gpuslice: %s\n", line);
+}
+
 int cli_main(int argc, char **argv)
 {
   struct cli c = {0};
-  const struct cli_verb *v;
-  int rc, first;
+  int rc, used = 0;
   c.cfg.emulate = getenv("GPUSLICE_EMULATE");
   argc = take_globals(&c, argc, argv);
+  if (!c.quiet)
+    gs_file_set_lock_notice(lock_notice);
   if (argc < 2)
     return cli_usage("no command given; `gpuslice --help` lists the commands");
   if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
     print_help(stdout);
     return GS_EXIT_OK;
   }
-  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+    c.verb = find_verb(NULL, "version");
     return cli_version(&c, argc - 1, argv + 1);
+  }
   /* The emulator's own controls need the emulator, even beside a real driver. */
   if (strcmp(argv[1], "emu") == 0 && !c.cfg.kind)
     c.cfg.kind = "emu";
-  if (is_group(argv[1])) {
+  c.verb = cli_find_verb(argc - 1, argv + 1, &used);
+  if (!c.verb && is_group(argv[1])) {
     if (argc >= 3 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0))
       return group_help(argv[1]);
-    if (argc < 3 || argv[2][0] == '-')
-      return group_usage(argv[1], NULL);
-    v = find_verb(argv[1], argv[2]);
-    if (!v)
-      return group_usage(argv[1], argv[2]);
-    first = 2;
-  } else {
-    v = find_verb(NULL, argv[1]);
-    if (!v)
-      return cli_usage("unknown command '%s'; `gpuslice --help` lists the commands", argv[1]);
-    first = 1;
+    return group_usage(argv[1], argc < 3 || argv[2][0] == '-' ? NULL : argv[2]);
   }
+  if (!c.verb)
+    return cli_usage("unknown command '%s'; `gpuslice --help` lists the commands", argv[1]);
   cli_log_init();
-  rc = v->run(&c, argc - first, argv + first);
+  rc = c.verb->run(&c, argc - used, argv + used);
   gs_backend_close(c.backend);
   return rc;
 }
@@ -194,8 +251,8 @@ int cli_exit_of(int code)
   case GS_E_INVALID_ARGUMENT:
     return GS_EXIT_USAGE;
   case GS_E_CORRUPT_STATE:
+  case GS_E_UNTRUSTED_FILE:
   case GS_E_IO:
-  case GS_E_NO_MEMORY:
     return GS_EXIT_STATE;
   default:
     return GS_EXIT_FAILED;
@@ -482,62 +539,27 @@ int cli_mig_narrow(struct cli *c, const char **gi, const char **ci, char gbuf[12
   return 0;
 }
 
-int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
-               const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
-               void *arg)
+void cli_say(const struct cli *c, const char *fmt, ...)
 {
-  struct option opts[40] = {
-      {"help", no_argument, NULL, 'h'},
-      {"json", no_argument, NULL, 'J'},
-      {"id", required_argument, NULL, 'i'},
-  };
-  char shorts[96] = ":hJi:";
-  /* a verb that owns -i has it from its own table (opts[2] is overwritten) */
-  unsigned base = c->verb_owns_i ? 2 : 3, n = base;
-  int ch, rc;
-  if (c->verb_owns_i)
-    shorts[3] = 0;
-  /* An extra option whose value is a letter is also that short option
-   * (apply's -f and -c, as nvidia-mig-parted spells them). */
-  for (; extra && extra[n - base].name && n + 1 < GS_NITEMS(opts); n++) {
-    int v = extra[n - base].val;
-    opts[n] = extra[n - base];
-    if (isalpha(v) && !strchr(shorts, v) && strlen(shorts) + 3 < sizeof(shorts)) {
-      size_t len = strlen(shorts);
-      shorts[len] = (char)v;
-      shorts[len + 1] = extra[n - base].has_arg == required_argument ? ':' : 0;
-      shorts[len + 2] = 0;
-    }
-  }
-  opts[n] = (struct option){0};
-  optind = 0; /* 0, not 1: glibc then resets all of its scanning state */
-  opterr = 0;
-  while ((ch = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
-    switch (ch) {
-    case 'h':
-      printf("usage: %s\n", usage);
-      return 0;
-    case 'J':
-      c->json = true;
-      break;
-    case '?': /* a short option in a cluster is not argv[optind - 1]: name it by optopt */
-      if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
-        return -cli_usage("-%c: unknown option; usage: %s", optopt, usage);
-      return -cli_usage("%s: unknown option; usage: %s", argv[optind - 1], usage);
-    case ':':
-      return -cli_usage("%s: missing value; usage: %s", argv[optind - 1], usage);
-    default:
-      if (ch == 'i' && !c->verb_owns_i) {
-        c->gpus = optarg;
-        break;
-      }
-      if (!on_extra)
-        return -cli_usage("%s: not an option of this command; usage: %s", argv[optind - 1], usage);
-      if ((rc = on_extra(c, ch, optarg, arg)) != 0)
-        return -rc;
-    }
-  }
-  return optind;
+  va_list ap;
+  if (c->json)
+    return;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+}
+
+json_t *cli_gi_json(const struct gs_gi_info *gi)
+{
+  return json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "gpu", gi->gpu, "name", gi->profile->name,
+                   "profile_id", gi->profile->id, "id", gi->id, "start", gi->start, "size", gi->span);
+}
+
+json_t *cli_ci_json(const struct gs_ci_info *ci)
+{
+  return json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "gpu", ci->gpu, "gi", ci->gi, "name",
+                   ci->profile.name, "profile_id", ci->profile.id, "id", ci->id, "start", ci->start,
+                   "size", ci->span);
 }
 
 int cli_print_json(json_t *v)

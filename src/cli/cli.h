@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "backend/backend.h"
@@ -17,7 +18,7 @@ enum {
   GS_EXIT_OK = 0,
   GS_EXIT_FAILED = 1,  /* the GPU (or emulator) refused an operation */
   GS_EXIT_USAGE = 2,   /* bad command line: unknown verb, option, profile, GPU */
-  GS_EXIT_STATE = 3,   /* the emulator's state file is corrupt or cannot be written */
+  GS_EXIT_STATE = 3,   /* a state file is corrupt, untrusted or cannot be written */
 };
 
 struct cli {
@@ -26,9 +27,7 @@ struct cli {
   bool quiet;                  /* no "using emulated GPUs" notice */
   bool json;                   /* --json: machine-readable output */
   const char *gpus;            /* -i value, NULL = all */
-  bool verb_owns_i;            /* set by a verb before cli_getopt: -i is one of its own
-                                * options (bench's -i http|grpc, as perf_analyzer spells
-                                * it), not the GPU selection; --id is then unknown */
+  const struct cli_verb *verb; /* the verb running (its options, help and name) */
   /* -i may name one MIG device (MIG-<uuid>, or MIG-GPU-<uuid>/<gi>/<ci>) in
    * verbs that set mig_ok before cli_select_gpus: its GPU is selected and
    * mig_gi/mig_ci say which instances the verb narrows to (cli_mig_narrow). */
@@ -42,6 +41,52 @@ int cli_main(int argc, char **argv);
 /* The libraries' log events to stdout (progress) and stderr (log.c). */
 void cli_log_init(void);
 
+/* How a value is completed (`gpuslice complete`, the shells' scripts). */
+enum cli_value {
+  CLI_VALUE_TEXT,    /* nothing to offer */
+  CLI_VALUE_FILE,    /* a file name: the shell's own completion */
+  CLI_VALUE_DIR,     /* a directory */
+  CLI_VALUE_GPUS,    /* GPU indices of this machine */
+  CLI_VALUE_PROFILE, /* GPU instance profile names of the selected GPUs */
+  CLI_VALUE_CONFIG,  /* config names of the layout file given with -f */
+  CLI_VALUE_MODEL,   /* GPU model keys */
+  CLI_VALUE_CHOICE,  /* one of the words of cli_opt.arg ("p2c|rr") */
+  CLI_VALUE_COMMAND, /* a command and its arguments (after `--`) */
+};
+
+/* One option of a verb: the single table from which getopt_long's table,
+ * `--help`, the man page, docs/cli.md's table and the completion are all
+ * made (docs/cli.md, "Options"). */
+struct cli_opt {
+  const char *name;       /* long name without "--"; NULL: a deprecated letter alone */
+  char letter;            /* the short option, or 0 */
+  const char *arg;        /* the value's name ("GPUS", "p2c|rr"); NULL: takes none */
+  int val;                /* what the verb's handler receives */
+  const char *def;        /* the default, in words; NULL: none to state */
+  const char *help;       /* one line */
+  enum cli_value value;   /* how its value is completed */
+  const char *deprecated; /* non-NULL: an old spelling of the option named here (e.g.
+                           * "--thread-percentage"): accepted with a warning, not in --help */
+};
+
+/* The values cli_getopt keeps for itself: the GPU selection and --json. */
+enum { CLI_V_GPUS = 0x7000, CLI_V_JSON };
+#define CLI_OPT_GPUS(def, help) {"id", 'i', "GPUS", CLI_V_GPUS, def, help, CLI_VALUE_GPUS, NULL}
+#define CLI_OPT_JSON(help) {"json", 0, NULL, CLI_V_JSON, NULL, help, CLI_VALUE_TEXT, NULL}
+
+/* A verb's command line: options, operands, and the text --help and its
+ * man page print. */
+struct cli_spec {
+  const char *operands;        /* after "[options]" in the synopsis, or NULL */
+  enum cli_value operand;      /* how operands are completed */
+  const struct cli_opt *opts;  /* ends with {0}; -h/--help is added to every verb */
+  const char *about;           /* what it does: lines, each at most ~90 columns */
+  const char *examples;        /* command lines, one a line */
+  /* An option the verb knows of but refuses ("--streaming", "-z": another
+   * tool's spelling): the reason, said instead of "unknown option"; NULL: unknown. */
+  const char *(*refusal)(const char *word);
+};
+
 /* One verb: `gpuslice <group> <name>` (group NULL for top-level verbs). */
 struct cli_verb {
   const char *group, *name;
@@ -50,7 +95,34 @@ struct cli_verb {
   bool open_ended; /* may not finish by itself or acts outside the machine state: serves until
                    * SIGTERM (worker, serve), waits for slices or runs commands (run,
                    * queue run, job-emu), drives network load (bench) */
+  const struct cli_spec *spec;
+  bool hidden;     /* left out of `gpuslice --help` and the man pages (complete) */
 };
+
+/* A man page of commands: gpuslice-<page>(1) documents these verbs. */
+struct cli_family {
+  const char *page, *title;
+  const struct cli_verb *verbs;
+};
+extern const struct cli_family cli_families[];
+extern const unsigned cli_nfamilies;
+/* The texts gpuslice --help and gpuslice(1) share. */
+extern const char cli_exit_text[], cli_duration_text[];
+/* Every visible verb in `gpuslice --help` order: calls fn for each. */
+void cli_each_verb(void (*fn)(const struct cli_verb *v, void *arg), void *arg);
+/* "gi create": the verb's command words. */
+void cli_verb_words(const struct cli_verb *v, char *buf, size_t size);
+/* A verb's --help: usage, about, options (one line each, with its default) and examples. */
+void cli_verb_help(const struct cli_verb *v, FILE *out);
+/* "-i, --id GPUS" as --help and the man page spell an option. */
+void cli_opt_spelling(const struct cli_opt *o, char *buf, size_t size);
+/* The verb that `words` name (e.g. {"gi", "create"}), or NULL; *used gets how
+ * many words named it. */
+const struct cli_verb *cli_find_verb(int nwords, char **words, int *used);
+/* The global options (--emulate, --emu-state, --backend, -q, -h, -V). */
+extern const struct cli_opt cli_global_opts[];
+/* `gpuslice complete` (cmd_complete.c). */
+extern const struct cli_verb cli_verbs_complete[];
 
 /* True when one of argv's words names an open-ended verb, so
  * callers that must finish (the argument fuzzer) can leave such lines out. */
@@ -61,12 +133,42 @@ extern const struct cli_verb cli_verbs_mig[], cli_verbs_gi[], cli_verbs_ci[], cl
     cli_verbs_serve[], cli_verbs_plan[], cli_verbs_bench[], cli_verbs_run[], cli_verbs_queue[],
     cli_verbs_job_emu[], cli_verbs_mps[], cli_verbs_slurm[], cli_verbs_version[];
 
+/* bench's pieces its files share: its errors' exit rule; a file the command
+ * line names, read (exit 2 when it cannot be); `bench plot`
+ * (cmd_bench_plot.c); perf_analyzer's options it refuses, and why
+ * (cmd_bench_pa.c; NULL for any other word). */
+int cli_bench_fail(const struct gs_err *err);
+int cli_named_file(struct gs_err *err, const char *what, const char *path, size_t limit,
+                   char **text, size_t *len);
+int cli_bench_plot(struct cli *c, int argc, char **argv);
+extern const struct cli_spec cli_bench_plot_spec;
+const char *cli_bench_refusal(const char *word);
+
 /* `gpuslice version` (also `--version`): argv[0] is the verb's word. */
 int cli_version(struct cli *c, int argc, char **argv);
 
 /* The slice request options `run` and `queue submit` share (cmd_run.c):
- * --profile, --memory, --create, --mode, --threads, --jobs-dir, --user,
- * --no-wait (run only). */
+ * their rows, and the handler of their values. */
+enum { CLI_JOB_PROFILE = 300, CLI_JOB_MEMORY, CLI_JOB_CREATE, CLI_JOB_MODE, CLI_JOB_THREADS,
+       CLI_JOB_DIR, CLI_JOB_USER, CLI_JOB_NO_WAIT };
+#define CLI_JOB_OPTS                                                                               \
+  CLI_OPT_GPUS("any GPU", "the GPU the job runs on (one index or UUID)"),                          \
+      {"profile", 0, "PROFILE", CLI_JOB_PROFILE, NULL, "a MIG slice of this profile, e.g. 1g.5gb", \
+       CLI_VALUE_PROFILE, NULL},                                                                   \
+      {"memory", 0, "SIZE", CLI_JOB_MEMORY, NULL,                                                  \
+       "or the smallest slice with this much memory, e.g. 8GiB", CLI_VALUE_TEXT, NULL},            \
+      {"create", 0, NULL, CLI_JOB_CREATE, NULL,                                                    \
+       "create the slice if none is free (destroyed after)", CLI_VALUE_TEXT, NULL},                \
+      {"mode", 0, "mig|timeslice|mps", CLI_JOB_MODE, "mig",                                        \
+       "a MIG slice, or a time-sliced or MPS share of a whole GPU", CLI_VALUE_CHOICE, NULL},       \
+      {"thread-percentage", 0, "PCT", CLI_JOB_THREADS, "100",                                      \
+       "--mode mps: the client's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1 to 100", CLI_VALUE_TEXT,     \
+       NULL},                                                                                      \
+      {"user", 0, "NAME", CLI_JOB_USER, "your login name", "the user the job counts for",          \
+       CLI_VALUE_TEXT, NULL},                                                                      \
+      {"jobs-dir", 0, "DIR", CLI_JOB_DIR, "$GPUSLICE_JOBS_DIR, or beside the emulator's state",    \
+       "the claims ledger and queue", CLI_VALUE_DIR, NULL},                                        \
+      {"threads", 0, "PCT", CLI_JOB_THREADS, NULL, NULL, CLI_VALUE_TEXT, "--thread-percentage"}
 struct gs_jobs_request;
 struct cli_job_opts {
   struct gs_jobs_request *req;
@@ -74,7 +176,6 @@ struct cli_job_opts {
   bool no_wait;
 };
 int cli_job_opt(struct cli *c, int ch, const char *value, void *arg);
-const struct option *cli_job_options(void);
 /* The caller's account name (effective uid), or "uid<N>". */
 const char *cli_login_name(void);
 /* Checks the request against the machine and fills req->gpu from -i. */
@@ -83,6 +184,12 @@ int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b
 /* The apply lock and journal (cmd_layout.c): $GPUSLICE_APPLY_LOCK, else
  * beside the emulator's state, else /var/lib/gpuslice/apply. */
 void cli_apply_lock_path(struct gs_backend *b, char out[PATH_MAX]);
+
+/* Under systemd ($NOTIFY_SOCKET): serve's readiness, reloads, drain and
+ * worker count told through sd_notify, and watchdog pings at half of
+ * $WATCHDOG_USEC; nothing otherwise (service.c). */
+struct gs_serve_config;
+void cli_service_serve(struct gs_serve_config *sc);
 
 /* `nvidia-mig-parted ...`: gpuslice run under that name (cmd_mig_parted.c). */
 int cli_mig_parted_main(int argc, char **argv);
@@ -121,18 +228,42 @@ int cli_check_listen(const char *option, const char *value);
 /* Parses "7,8,9" into ids (max entries); returns count or -1 naming `what`. */
 int cli_parse_ids(const char *text, const char *what, unsigned *ids, unsigned max);
 
-/* Parses argv with getopt_long: the common -i, --json, -h, plus `extra`
- * (handled by on_extra, which returns 0 or an exit status). Returns the index
- * of the first operand (> 0); 0 after printing --help; or -(exit status). */
-struct option;
-int cli_getopt(struct cli *c, int argc, char **argv, const char *usage,
-               const struct option *extra, int (*on_extra)(struct cli *, int, const char *, void *),
-               void *arg);
+/* Parses argv with getopt_long by the running verb's options (c->verb):
+ * -i and --json where the verb has them, -h always, the rest handed to
+ * on_opt (which returns 0 or an exit status). A deprecated spelling warns
+ * once on stderr. Returns the index of the first operand (> 0); 0 after
+ * printing --help; or -(exit status). */
+int cli_getopt(struct cli *c, int argc, char **argv,
+               int (*on_opt)(struct cli *, int, const char *, void *), void *arg);
+/* "usage: gpuslice gi create [options] PROFILE..." for messages. */
+const char *cli_synopsis(const struct cli *c);
+/* Parses a DURATION option's value (docs/cli.md, "Durations"): a number with
+ * us, ms, s, m or h, or a bare number in `bare_unit_us` (the option's old
+ * unit; 0: none), from min_us to max_us. Returns 0 or GS_EXIT_USAGE after a
+ * message naming the option. cli_duration_in gives it in whole units of
+ * unit_us (1000: milliseconds), a part of one rounding up. */
+int cli_duration(const char *option, const char *value, uint64_t bare_unit_us, uint64_t min_us,
+                 uint64_t max_us, uint64_t *out_us);
+int cli_duration_in(const char *option, const char *value, uint64_t bare_unit_us, uint64_t min_us,
+                    uint64_t max_us, uint64_t unit_us, unsigned *out);
+/* Prints "gpuslice: <msg>" for a file named on the command line (or by an
+ * environment variable) that cannot be read, written or parsed: exit 2 by
+ * docs/cli.md's rule (1 when memory ran out). */
+int cli_fail_file(const struct gs_err *err);
 
 /* Orders a GPU's instances as nvidia-smi -lgi lists them: by profile in the
  * model's -lgip order, then by GI ID (seen in real -lgi and -lci outputs). */
 void cli_sort_gis(const struct gs_geom_model *m, struct gs_gi_info *gis, unsigned n);
 
+/* printf to stdout, unless --json: a write command's lines in text mode. */
+void cli_say(const struct cli *c, const char *fmt, ...) GS_PRINTF(2, 3);
+/* A GPU instance and a compute instance as `gi list` and `ci list` print
+ * them in JSON (also the elements `gi create` and `ci create` print). */
+json_t *cli_gi_json(const struct gs_gi_info *gi);
+json_t *cli_ci_json(const struct gs_ci_info *ci);
+/* The -i option's help in verbs that take several GPUs, or MIG devices too. */
+#define CLI_GPUS_HELP "GPUs: indices, UUIDs or PCI bus ids, comma-separated"
+#define CLI_GPUS_MIG_HELP CLI_GPUS_HELP ", or one MIG device's UUID"
 /* Writes a JSON value to stdout (indented, newline) and frees it. */
 int cli_print_json(json_t *v);
 

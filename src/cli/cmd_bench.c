@@ -1,33 +1,36 @@
 /* cmd_bench.c: `gpuslice bench` (the load generator: closed or open loop
- * against a KServe v2 endpoint or any HTTP URL; table, CSV, JSON) and
- * `gpuslice bench plot` (SVG or PNG of CSVs). Options and printing only; the
- * bench layer measures (docs/bench.md). */
+ * against a KServe v2 endpoint or any HTTP URL; perf_analyzer's options,
+ * table, CSV, JSON), and the verb table with `bench plot` (cmd_bench_plot.c).
+ * Options and printing only; the bench layer measures (docs/bench.md). */
 #include "bench/bench.h"
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_SHAPES 16
 #define MAX_HEADERS 32
 
 enum { O_URL = 'u', O_MODEL = 'm', O_BATCH = 'b', O_CSV = 'f', O_INTERVAL = 'p',
-       O_STABILITY = 's', O_TRIALS = 'r', O_HEADER = 'H', O_PROTO = 'i',
+       O_STABILITY = 's', O_TRIALS = 'r', O_HEADER = 'H', O_PROTO = 'i', O_VERSION = 'x',
+       O_ASYNC = 'a', O_VERBOSE = 'v', O_THRESHOLD = 'l',
        O_CONC = 1000, O_RATE, O_DIST, O_INPUT, O_SHAPE, O_IN_FMT, O_OUT_FMT, O_PATH, O_METHOD,
        O_BODY, O_THREADS, O_CONNS, O_MODE, O_COUNT, O_PCT, O_TIMEOUT, O_BACKLOG, O_METRICS,
-       O_NO_METRICS, O_SEED, O_STREAMS, O_GRPC_URL };
+       O_NO_METRICS, O_SEED, O_STREAMS, O_GRPC_URL, O_SYNC, O_BINARY, O_WARMUP, O_REQ_COUNT,
+       O_KIND, O_SHM, O_COMPRESS, O_COLLECT, O_GPU_INTERVAL, O_VERBOSE_CSV, O_PRINT_VERSION };
 
 struct bench_opts {
   const char *url, *model, *csv, *input, *path, *method, *body, *metrics, *grpc_url;
   const char *shapes[MAX_SHAPES], *headers[MAX_HEADERS];
   unsigned nshapes, nheaders;
   const char *range;       /* the --*-range text, for messages */
+  bool range_end;          /* it named an END */
   bool json_in, json_out, no_metrics, count_mode;
+  bool verbose, sync, collect, verbose_csv, print_version, compress;
+  unsigned gpu_interval_ms; /* --metrics-interval, 0: not given */
   struct gs_bench_config cfg;
 };
 
@@ -50,7 +53,14 @@ static int unsigned_opt(const char *value, const char *what, unsigned *out)
   return rc;
 }
 
-/* "start[:end[:step]]" */
+static bool is_zero(const char *t)
+{
+  char *e;
+  double v = strtod(t, &e);
+  return e != t && !*e && v == 0;
+}
+
+/* "start[:end[:step]]"; END 0 is perf_analyzer's "no end" (with -l). */
 static int range(struct bench_opts *o, const char *value, const char *what, enum gs_bench_mode m)
 {
   char buf[128], *parts[3] = {0}, *save = NULL, *p;
@@ -66,13 +76,15 @@ static int range(struct bench_opts *o, const char *value, const char *what, enum
   if (!n || p)
     return cli_usage("%s %s: expected START[:END[:STEP]]", what, value);
   for (int i = 0; i < n; i++)
-    if ((rc = positive(parts[i], what, &v[i], m == GS_BENCH_CLOSED)) != 0)
+    if ((i != 1 || !is_zero(parts[1])) &&
+        (rc = positive(parts[i], what, &v[i], m == GS_BENCH_CLOSED)) != 0)
       return rc;
   if (n == 1)
     v[1] = v[0];
-  if (v[1] < v[0])
+  if (v[1] < v[0] && v[1] != 0)
     return cli_usage("%s %s: END is below START", what, value);
   o->range = value;
+  o->range_end = n > 1;
   o->cfg.mode = m;
   o->cfg.start = v[0], o->cfg.end = v[1], o->cfg.step = v[2];
   return 0;
@@ -90,10 +102,99 @@ static int format(const char *value, const char *what, bool *json)
  * --protocol. */
 static int protocol(const char *v, struct gs_bench_config *g)
 {
+  /* getopt takes perf_analyzer's --proto FILE for an abbreviated --protocol */
+  if (strstr(v, ".proto"))
+    return cli_usage("--proto: not taken by `gpuslice bench`: %s", cli_bench_refusal("--proto"));
   if (strcmp(v, "http") != 0 && strcmp(v, "grpc") != 0)
     return cli_usage("-i %s: expected http or grpc", v);
   g->grpc = v[0] == 'g';
   return 0;
+}
+
+/* A DURATION option kept in milliseconds (a bare number is ms, as perf_analyzer's). */
+static int millis(const char *v, const char *what, unsigned *out)
+{
+  return cli_duration_in(what, v, 1000, 1000, 86400000000ull, 1000, out);
+}
+
+/* An option of perf_analyzer's whose one value bench has, or "no value"
+ * words for the others: "--shared-memory system: <why>". */
+static int only(const char *v, const char *what, const char *ours, const char *choices,
+                const char *why)
+{
+  size_t n = strlen(v);
+  const char *p = choices;
+  if (strcmp(v, ours) == 0)
+    return 0;
+  while ((p = strstr(p, v)) && !((p == choices || p[-1] == '|') && (!p[n] || p[n] == '|')))
+    p++;
+  if (!n || !p)
+    return cli_usage("%s %s: expected one of %s", what, v, choices);
+  return cli_usage("%s %s: %s", what, v, why);
+}
+
+/* -l: perf_analyzer's whole milliseconds, or any DURATION; 0: no threshold. */
+static int threshold(const char *v, double *us_out)
+{
+  uint64_t us = 0;
+  int rc = is_zero(v) ? 0 : cli_duration("--latency-threshold", v, 1000, 1, 86400000000ull, &us);
+  *us_out = (double)us;
+  return rc;
+}
+
+/* perf_analyzer's --percentile: 1 to 99 (decimals too, here), or -1: the average. */
+static int percentile(const char *v, double *out)
+{
+  int rc;
+  if (strcmp(v, "-1") == 0) {
+    *out = 0;
+    return 0;
+  }
+  if ((rc = positive(v, "--percentile", out, false)) == 0 && *out >= 100)
+    return cli_usage("--percentile %s: expected a number below 100 (or -1: the average)", v);
+  return rc;
+}
+
+/* perf_analyzer's options for the search, the measurement's edges (warmup,
+ * request count, async rule), GPU metrics and reports, and the ones whose
+ * single meaningful value bench accepts. */
+static int on_search_opt(struct bench_opts *o, int ch, const char *v)
+{
+  struct gs_bench_config *g = &o->cfg;
+  switch (ch) {
+  case O_VERSION:
+    if (!*v || strlen(v) >= sizeof(((struct gs_bench_model *)0)->version) ||
+        strspn(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._-") != strlen(v))
+      return cli_usage("-x %s: expected a model version (a number, as Triton's)", v);
+    g->version = v;
+    return 0;
+  case O_ASYNC: g->throughput_stable = true; return 0;
+  case O_SYNC: o->sync = true; return 0;
+  case O_VERBOSE: o->verbose = true; return 0;
+  case O_THRESHOLD: return threshold(v, &g->threshold_us);
+  case O_BINARY: g->binary = true; return 0;
+  case O_WARMUP:
+    if (is_zero(v))
+      return 0;
+    return unsigned_opt(v, "--warmup-request-count", &g->warmup);
+  case O_REQ_COUNT: return unsigned_opt(v, "--request-count", &g->request_count);
+  case O_COLLECT: o->collect = true; return 0;
+  case O_GPU_INTERVAL: return millis(v, "--metrics-interval", &o->gpu_interval_ms);
+  case O_VERBOSE_CSV: o->verbose_csv = true; return 0;
+  case O_PRINT_VERSION: o->print_version = true; return 0;
+  case O_KIND:
+    return only(v, "--service-kind", "triton", "triton|triton_c_api|tfserving|torchserve|openai|"
+                "dynamic_grpc", "bench speaks KServe v2, Triton's protocol (over HTTP or gRPC), "
+                "only: --service-kind triton");
+  case O_SHM:
+    return only(v, "--shared-memory", "none", "none|system|cuda", "bench sends every tensor in "
+                "its request; it registers no shared-memory regions with the server");
+  case O_COMPRESS:
+    o->compress = true;
+    return only(v, "--grpc-compression-algorithm", "none", "none|gzip|deflate",
+                "bench sends its gRPC messages uncompressed");
+  default: return cli_usage("unexpected option");
+  }
 }
 
 static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
@@ -123,17 +224,14 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
   case O_OUT_FMT: return format(v, "--output-tensor-format", &o->json_out);
   case O_THREADS: return unsigned_opt(v, "--threads", &g->threads);
   case O_CONNS: return unsigned_opt(v, "--connections", &g->connections);
-  case O_INTERVAL: return unsigned_opt(v, "--measurement-interval", &g->window_ms);
+  case O_INTERVAL: return millis(v, "--measurement-interval", &g->window_ms);
   case O_COUNT: return unsigned_opt(v, "--measurement-request-count", &g->window_count);
   case O_TRIALS: return unsigned_opt(v, "--max-trials", &g->max_trials);
-  case O_TIMEOUT: return unsigned_opt(v, "--request-timeout", &g->request_timeout_ms);
+  case O_TIMEOUT: return millis(v, "--request-timeout", &g->request_timeout_ms);
   case O_STABILITY: return positive(v, "--stability-percentage", &g->stability, false);
   case O_SEED: rc = positive(v, "--seed", &d, true), g->seed = (uint64_t)d; return rc;
   case O_BACKLOG: rc = positive(v, "--max-backlog", &d, true), g->max_backlog = (size_t)d; return rc;
-  case O_PCT:
-    if ((rc = positive(v, "--percentile", &g->stability_pct, false)) == 0 && g->stability_pct >= 100)
-      return cli_usage("--percentile %s: expected a number below 100", v);
-    return rc;
+  case O_PCT: return percentile(v, &g->stability_pct);
   case O_DIST:
     if (strcmp(v, "constant") != 0 && strcmp(v, "poisson") != 0)
       return cli_usage("--request-distribution %s: expected constant or poisson", v);
@@ -154,51 +252,143 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
       return cli_usage("--header '%s': expected 'Name: value' (at most %d)", v, MAX_HEADERS);
     o->headers[o->nheaders++] = v;
     return 0;
-  default: return cli_usage("unexpected option");
+  default: return on_search_opt(o, ch, v);
   }
 }
 
-static const struct option bench_extra[] = {
-    {"url", required_argument, NULL, O_URL},
-    {"protocol", required_argument, NULL, O_PROTO},
-    {"grpc-url", required_argument, NULL, O_GRPC_URL},
-    {"streams", required_argument, NULL, O_STREAMS},
-    {"model", required_argument, NULL, O_MODEL},
-    {"batch-size", required_argument, NULL, O_BATCH},
-    {"concurrency-range", required_argument, NULL, O_CONC},
-    {"request-rate-range", required_argument, NULL, O_RATE},
-    {"request-distribution", required_argument, NULL, O_DIST},
-    {"distribution", required_argument, NULL, O_DIST},
-    {"input-data", required_argument, NULL, O_INPUT},
-    {"shape", required_argument, NULL, O_SHAPE},
-    {"input-tensor-format", required_argument, NULL, O_IN_FMT},
-    {"output-tensor-format", required_argument, NULL, O_OUT_FMT},
-    {"http-path", required_argument, NULL, O_PATH},
-    {"http-method", required_argument, NULL, O_METHOD},
-    {"http-body", required_argument, NULL, O_BODY},
-    {"header", required_argument, NULL, O_HEADER},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"connections", required_argument, NULL, O_CONNS},
-    {"measurement-interval", required_argument, NULL, O_INTERVAL},
-    {"measurement-mode", required_argument, NULL, O_MODE},
-    {"measurement-request-count", required_argument, NULL, O_COUNT},
-    {"stability-percentage", required_argument, NULL, O_STABILITY},
-    {"max-trials", required_argument, NULL, O_TRIALS},
-    {"percentile", required_argument, NULL, O_PCT},
-    {"request-timeout", required_argument, NULL, O_TIMEOUT},
-    {"max-backlog", required_argument, NULL, O_BACKLOG},
-    {"metrics-url", required_argument, NULL, O_METRICS},
-    {"no-server-metrics", no_argument, NULL, O_NO_METRICS},
-    {"seed", required_argument, NULL, O_SEED},
-    {"file", required_argument, NULL, O_CSV},
+/* The short letters are perf_analyzer's (-u -m -x -b -f -p -s -r -H -i -a -v -l). */
+static const struct cli_opt bench_opts[] = {
+    {"url", 'u', "URL", O_URL, NULL, "the server: http://HOST:PORT[/prefix] (required)",
+     CLI_VALUE_TEXT, NULL},
+    {"model", 'm', "MODEL", O_MODEL, NULL, "a KServe v2 model to infer on (or --http-path)",
+     CLI_VALUE_TEXT, NULL},
+    {"model-version", 'x', "VERSION", O_VERSION, "the server's choice",
+     "that version of the model (perf_analyzer's -x)", CLI_VALUE_TEXT, NULL},
+    {"service-kind", 0, "triton", O_KIND, "triton", "the server's protocol: KServe v2 (Triton's)",
+     CLI_VALUE_CHOICE, NULL},
+    {"http-path", 0, "PATH", O_PATH, NULL, "or plain HTTP requests to this path", CLI_VALUE_TEXT,
+     NULL},
+    {"protocol", 'i', "http|grpc", O_PROTO, "http", "the protocol of the load (perf_analyzer's -i)",
+     CLI_VALUE_CHOICE, NULL},
+    {"grpc-url", 0, "HOST:PORT", O_GRPC_URL, NULL, "-i grpc: where the gRPC load goes",
+     CLI_VALUE_TEXT, NULL},
+    {"streams", 0, "N", O_STREAMS, "32", "-i grpc: calls in flight per connection", CLI_VALUE_TEXT,
+     NULL},
+    {"concurrency-range", 0, "S[:E[:STEP]]", O_CONC, "1", "closed loop: requests in flight",
+     CLI_VALUE_TEXT, NULL},
+    {"request-rate-range", 0, "S[:E[:STEP]]", O_RATE, NULL, "or open loop: requests per second",
+     CLI_VALUE_TEXT, NULL},
+    {"request-distribution", 0, "constant|poisson", O_DIST, "constant", "open loop: arrivals",
+     CLI_VALUE_CHOICE, NULL},
+    {"distribution", 0, "constant|poisson", O_DIST, NULL, "the same as --request-distribution",
+     CLI_VALUE_CHOICE, NULL},
+    {"connections", 0, "N", O_CONNS, "64", "open loop: connections in all", CLI_VALUE_TEXT, NULL},
+    {"max-backlog", 0, "N", O_BACKLOG, "1000000",
+     "open loop: due requests waiting for a connection", CLI_VALUE_TEXT, NULL},
+    {"batch-size", 'b', "N", O_BATCH, "1", "inferences per request", CLI_VALUE_TEXT, NULL},
+    {"input-data", 0, "FILE|random|zero", O_INPUT, "random", "the inputs: perf_analyzer's JSON",
+     CLI_VALUE_FILE, NULL},
+    {"shape", 0, "NAME:D,...", O_SHAPE, NULL, "a variable input's shape (repeat per input)",
+     CLI_VALUE_TEXT, NULL},
+    {"input-tensor-format", 0, "json|binary", O_IN_FMT, "binary", "how inputs are sent",
+     CLI_VALUE_CHOICE, NULL},
+    {"output-tensor-format", 0, "json|binary", O_OUT_FMT, "binary", "how outputs are asked for",
+     CLI_VALUE_CHOICE, NULL},
+    {"http-method", 0, "METHOD", O_METHOD, "GET", "plain HTTP: the method", CLI_VALUE_TEXT, NULL},
+    {"http-body", 0, "TEXT|@FILE", O_BODY, "none", "plain HTTP: the body", CLI_VALUE_TEXT, NULL},
+    {"header", 'H', "HEADER", O_HEADER, NULL, "a request header, 'Name: value' (repeat for several)",
+     CLI_VALUE_TEXT, NULL},
+    {"threads", 0, "N", O_THREADS, "the cores", "load threads, each with its own event loop",
+     CLI_VALUE_TEXT, NULL},
+    {"max-threads", 0, "N", O_THREADS, "the cores", "the same as --threads (perf_analyzer's name)",
+     CLI_VALUE_TEXT, NULL},
+    {"async", 'a', NULL, O_ASYNC, NULL,
+     "a step whose throughput settles is stable even if its latency does not", CLI_VALUE_TEXT,
+     NULL},
+    {"sync", 0, NULL, O_SYNC, "this", "throughput and latency must both settle", CLI_VALUE_TEXT,
+     NULL},
+    {"shared-memory", 0, "none", O_SHM, "none", "tensors travel in the requests",
+     CLI_VALUE_CHOICE, NULL},
+    {"grpc-compression-algorithm", 0, "none", O_COMPRESS, "none", "-i grpc: messages uncompressed",
+     CLI_VALUE_CHOICE, NULL},
+    {"measurement-interval", 'p', "DURATION", O_INTERVAL, "5s",
+     "a measurement window (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"measurement-mode", 0, "time_windows|count_windows", O_MODE, "time_windows",
+     "windows of a time, or of a request count", CLI_VALUE_CHOICE, NULL},
+    {"measurement-request-count", 0, "N", O_COUNT, "50", "count_windows: requests per window",
+     CLI_VALUE_TEXT, NULL},
+    {"stability-percentage", 's', "PCT", O_STABILITY, "10",
+     "a step is stable when 3 windows are within this", CLI_VALUE_TEXT, NULL},
+    {"max-trials", 'r', "N", O_TRIALS, "10", "windows per step before giving up", CLI_VALUE_TEXT,
+     NULL},
+    {"percentile", 0, "P", O_PCT, "-1: the average",
+     "the latency stabilized, held against -l and added to the CSV", CLI_VALUE_TEXT, NULL},
+    {"latency-threshold", 'l', "DURATION", O_THRESHOLD, "none",
+     "a level fails at this latency; a sweep stops there (a bare number is ms)", CLI_VALUE_TEXT,
+     NULL},
+    {"binary-search", 0, NULL, O_BINARY, NULL,
+     "bisect START:END for the highest level under -l (STEP: the precision)", CLI_VALUE_TEXT,
+     NULL},
+    {"warmup-request-count", 0, "N", O_WARMUP, "0", "requests that end before measuring starts",
+     CLI_VALUE_TEXT, NULL},
+    {"request-count", 0, "N", O_REQ_COUNT, "none",
+     "one window of exactly N requests instead of windows until stable", CLI_VALUE_TEXT, NULL},
+    {"request-timeout", 0, "DURATION", O_TIMEOUT, "30s", "a request's bound (a bare number is ms)",
+     CLI_VALUE_TEXT, NULL},
+    {"metrics-url", 0, "URL", O_METRICS, "--url's /metrics", "Triton's metrics (its port 8002)",
+     CLI_VALUE_TEXT, NULL},
+    {"no-server-metrics", 0, NULL, O_NO_METRICS, NULL, "read no server metrics", CLI_VALUE_TEXT,
+     NULL},
+    {"collect-metrics", 0, NULL, O_COLLECT, NULL,
+     "also sample Triton's GPU gauges (nv_gpu_*) during windows", CLI_VALUE_TEXT, NULL},
+    {"metrics-interval", 0, "DURATION", O_GPU_INTERVAL, "1s",
+     "--collect-metrics: how often (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"seed", 0, "N", O_SEED, "1", "open loop: the Poisson arrivals' seed", CLI_VALUE_TEXT, NULL},
+    {"file", 'f', "CSV", O_CSV, "none", "also write perf_analyzer's CSV report here",
+     CLI_VALUE_FILE, NULL},
+    {"verbose-csv", 0, NULL, O_VERBOSE_CSV, NULL,
+     "the CSV's extra columns (average latency, request/response, response wait, GPUs)",
+     CLI_VALUE_TEXT, NULL},
+    {"verbose", 'v', NULL, O_VERBOSE, NULL, "every window and step on stderr", CLI_VALUE_TEXT,
+     NULL},
+    {"version", 0, NULL, O_PRINT_VERSION, NULL, "print gpuslice's version and exit",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print the steps as JSON instead of the table (docs/bench.md)"),
     {0},
 };
 
-/* bench's errors are not NVML's: no NVML name after the message. */
-static int bench_fail(const struct gs_err *err)
+static const struct cli_spec bench_spec = {
+    .refusal = cli_bench_refusal,
+    .operands = NULL,
+    .opts = bench_opts,
+    .about = "A load generator with perf_analyzer's options and CSV: closed loop (concurrency) or\n"
+             "open loop (request rate, free of coordinated omission), against a KServe v2 endpoint\n"
+             "(HTTP or gRPC) or any HTTP URL. Each step runs windows until 3 agree. Exit 1 when a\n"
+             "step never stabilized or the server cannot be reached.",
+    .examples = "gpuslice bench --url http://localhost:8000 -m flower --concurrency-range 1:100:10 "
+                "-f out.csv\n"
+                "gpuslice bench --url http://localhost:8080 --http-path /index.html "
+                "--request-rate-range 1000 --request-distribution poisson",
+};
+
+/* bench's errors are not NVML's: no NVML name after the message. A server
+ * or the network failing is exit 1, not 3: no state of ours is involved. */
+int cli_bench_fail(const struct gs_err *err)
 {
   fprintf(stderr, "gpuslice: %s\n", err->msg);
-  return cli_exit_of(err->code);
+  return err->code == GS_E_IO ? GS_EXIT_FAILED : cli_exit_of(err->code);
+}
+
+/* A file the command line names (--input-data, --http-body @FILE, a CSV):
+ * when it cannot be read the error is the command line's (exit 2). */
+int cli_named_file(struct gs_err *err, const char *what, const char *path, size_t limit,
+                   char **text, size_t *len)
+{
+  struct gs_err why = {0};
+  if (gs_file_read(&why, path, limit, text, len) == 0)
+    return 0;
+  return gs_err_set(err, why.code == GS_E_NO_MEMORY ? GS_E_NO_MEMORY : GS_E_USAGE, "%s %s",
+                    what, why.msg);
 }
 
 /* ---- requests ---- */
@@ -207,7 +397,7 @@ static int bench_fail(const struct gs_err *err)
 static int plain_body(struct gs_err *err, const char *body, char **out, size_t *len)
 {
   if (body && body[0] == '@')
-    return gs_file_read(err, body + 1, 256u << 20, out, len);
+    return cli_named_file(err, "--http-body", body + 1, 256u << 20, out, len);
   *len = body ? strlen(body) : 0;
   *out = strdup(body ? body : "");
   return *out ? 0 : gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
@@ -249,11 +439,29 @@ static int model_samples(struct gs_err *err, const struct bench_opts *o,
   int rc;
   if (!o->input || strcmp(o->input, "random") == 0 || strcmp(o->input, "zero") == 0)
     return gs_bench_samples_fill(err, m, o->input && o->input[0] == 'z', o->cfg.seed, s);
-  if ((rc = gs_file_read(err, o->input, 1u << 30, &text, &len)) != 0)
+  if ((rc = cli_named_file(err, "--input-data", o->input, 1u << 30, &text, &len)) != 0)
     return rc;
   rc = gs_bench_samples_parse(err, o->input, text, len, m, s);
   free(text);
   return rc;
+}
+
+/* -H's headers as request lines, each ending in CRLF (perf_analyzer adds
+ * them to every HTTP request; gRPC calls carry none, as its). */
+static char *header_lines(const struct bench_opts *o)
+{
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  if (!f)
+    return NULL;
+  for (unsigned i = 0; i < o->nheaders; i++)
+    fprintf(f, "%s\r\n", o->headers[i]);
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }
 
 /* Reads the model's metadata and builds one request per input sample. */
@@ -262,10 +470,11 @@ static int kserve_requests(struct gs_err *err, struct bench_opts *o, const struc
 {
   struct gs_bench_model m;
   struct gs_bench_samples s = {0};
-  char path[300], what[1024], *body = NULL;
+  char path[400], what[1024], *body = NULL, *headers = NULL;
   size_t len;
   int status, rc;
-  snprintf(path, sizeof(path), "/v2/models/%s", o->model);
+  snprintf(path, sizeof(path), "/v2/models/%s%s%s", o->model, o->cfg.version ? "/versions/" : "",
+           o->cfg.version ? o->cfg.version : "");
   snprintf(what, sizeof(what), "http://%s:%s%s%s", u->host, u->port, u->prefix, path);
   if ((rc = gs_bench_http_get(err, u, path, 10000, &status, &body, &len)) != 0)
     return rc;
@@ -277,12 +486,17 @@ static int kserve_requests(struct gs_err *err, struct bench_opts *o, const struc
   }
   rc = gs_bench_model_parse(err, what, body, len, &m);
   free(body);
+  snprintf(m.version, sizeof(m.version), "%s", o->cfg.version ? o->cfg.version : "");
+  if (rc == 0 && !(headers = header_lines(o)))
+    rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   if (rc == 0)
     rc = gs_bench_model_fix_shapes(err, &m, o->cfg.batch ? o->cfg.batch : 1, o->shapes, o->nshapes);
   if (rc == 0)
     rc = model_samples(err, o, &m, &s);
-  if (rc)
+  if (rc) {
+    free(headers);
     return rc;
+  }
   *reqs = calloc(s.n, sizeof(**reqs));
   *lens = calloc(s.n, sizeof(**lens));
   if (!*reqs || !*lens)
@@ -290,8 +504,9 @@ static int kserve_requests(struct gs_err *err, struct bench_opts *o, const struc
   for (size_t i = 0; rc == 0 && i < s.n; i++, *n = i)
     rc = o->cfg.grpc ? gs_bench_grpc_request(err, &m, &s.s[i], &(*reqs)[i], &(*lens)[i])
                      : gs_bench_infer_request(err, u, &m, &s.s[i], !o->json_in, !o->json_out,
-                                              &(*reqs)[i], &(*lens)[i]);
+                                              headers, &(*reqs)[i], &(*lens)[i]);
   gs_bench_samples_free(&s);
+  free(headers);
   return rc;
 }
 
@@ -305,6 +520,51 @@ static void progress(void *ctx, double level, unsigned trial, const struct gs_be
           cfg->mode == GS_BENCH_CLOSED ? "concurrency" : "rate", level, trial, cfg->max_trials,
           (unsigned long long)ok, per_s, (double)p99_ns / 1e6);
   fflush(stderr);
+}
+
+/* -v: every window on its own line (perf_analyzer's "Pass [n]" lines). */
+static void window_line(void *ctx, double level, unsigned trial, const struct gs_bench_config *cfg,
+                        uint64_t ok, double per_s, uint64_t p99_ns)
+{
+  (void)ctx;
+  fprintf(stderr, "  %s %g: window %u: %llu ok, %.1f req/s, p99 %.3f ms\n",
+          cfg->mode == GS_BENCH_CLOSED ? "concurrency" : "rate", level, trial,
+          (unsigned long long)ok, per_s, (double)p99_ns / 1e6);
+}
+
+/* The latency stability and the threshold look at, in words. */
+static const char *stab_name(const struct gs_bench_config *cfg, char *buf, size_t size)
+{
+  if (cfg->stability_pct > 0)
+    snprintf(buf, size, "p%g latency", cfg->stability_pct);
+  else
+    snprintf(buf, size, "average latency");
+  return buf;
+}
+
+/* After each step: what the search learnt from it, on stderr (with -l or -v). */
+static void step_line(void *ctx, const struct gs_bench_config *cfg, const struct gs_bench_step *s)
+{
+  const struct bench_opts *o = ctx;
+  const char *what = cfg->mode == GS_BENCH_CLOSED ? "concurrency" : "request rate";
+  char name[32];
+  if (cfg->on_window == progress)
+    fputs("\r\033[K", stderr);
+  if (s->latency_unsettled)
+    fprintf(stderr, "gpuslice: %s %g: its latency did not settle, its throughput did (counted "
+                    "as stable, as --async asks); try a lower load\n", what, s->level);
+  if (!(cfg->threshold_us > 0) && !o->verbose)
+    return;
+  if (s->over)
+    fprintf(stderr, "gpuslice: %s %g: %s %.3f ms reached the threshold of %g ms%s\n", what,
+            s->level, stab_name(cfg, name, sizeof(name)), s->stab_us / 1e3,
+            cfg->threshold_us / 1e3, s->stable ? "" : " (before it stabilized)");
+  else if (!s->stable)
+    fprintf(stderr, "gpuslice: %s %g: not stable after %u windows\n", what, s->level, s->trials);
+  else
+    fprintf(stderr, "gpuslice: %s %g: %s %.3f ms%s\n", what, s->level,
+            stab_name(cfg, name, sizeof(name)), s->stab_us / 1e3,
+            cfg->threshold_us > 0 ? ", under the threshold" : "");
 }
 
 static uint64_t step_errors(const struct gs_bench_step *s)
@@ -325,13 +585,18 @@ static void print_errors(const struct gs_bench_step *s)
 
 static void print_table(const struct gs_bench_config *cfg, const struct gs_bench_step *s, size_t n)
 {
+  char name[32];
   printf("%12s %11s %9s %9s %9s %9s %9s %9s %8s %8s %10s %10s\n",
          cfg->mode == GS_BENCH_CLOSED ? "concurrency" : "rate req/s", "infer/s", "p50 ms",
          "p90 ms", "p95 ms", "p99 ms", "max ms", "avg ms", "errors", "delayed", "srv queue",
          "srv infer");
   for (size_t i = 0; i < n; i++) {
     const struct gs_bench_step *x = &s[i];
-    if (!x->stable) {
+    if (!x->stable && x->over) {
+      printf("%12g   reached the latency threshold before it stabilized (%s %.3f ms, "
+             "threshold %g ms): no figure\n", x->level, stab_name(cfg, name, sizeof(name)),
+             x->stab_us / 1e3, cfg->threshold_us / 1e3);
+    } else if (!x->stable) {
       printf("%12g   not stable after %u windows (throughput or latency moved more than "
              "%g%%): no figure\n", x->level, x->trials, cfg->stability > 0 ? cfg->stability : 10);
     } else {
@@ -343,16 +608,48 @@ static void print_table(const struct gs_bench_config *cfg, const struct gs_bench
       else
         printf(" %10s %10s\n", "-", "-");
     }
+    if (x->stable && x->over)
+      printf("    %s %.3f ms: at or over the latency threshold (%g ms)\n",
+             stab_name(cfg, name, sizeof(name)), x->stab_us / 1e3, cfg->threshold_us / 1e3);
     print_errors(x);
   }
 }
 
-static json_t *step_json(const struct gs_bench_step *x)
+/* The search's answer, after the table: the number the threshold asked for. */
+static void print_best(const struct gs_bench_config *cfg, const struct gs_bench_step *best)
 {
-  json_t *errs = json_object();
+  char name[32];
+  const char *what = cfg->mode == GS_BENCH_CLOSED ? "concurrency" : "request rate";
+  if (best)
+    printf("highest %s under the %g ms threshold (%s): %g\n", what, cfg->threshold_us / 1e3,
+           stab_name(cfg, name, sizeof(name)), best->level);
+  else
+    printf("no %s measured was under the %g ms threshold (%s)\n", what,
+           cfg->threshold_us / 1e3, stab_name(cfg, name, sizeof(name)));
+}
+
+/* --collect-metrics: one object per GPU, perf_analyzer's four figures (null: no sample). */
+static json_t *gpus_json(const struct gs_bench_gpus *g)
+{
+  json_t *a = json_array();
+  for (unsigned i = 0; i < g->n; i++) {
+    const struct gs_bench_gpu *u = &g->gpu[i];
+    json_array_append_new(
+        a, json_pack("{s:s, s:o, s:o, s:o, s:o}", "gpu_uuid", u->uuid, "utilization",
+                     u->util_n ? json_real(u->util_sum / u->util_n) : json_null(), "power_w",
+                     u->power_n ? json_real(u->power_sum / u->power_n) : json_null(),
+                     "memory_used_max_bytes", u->used_n ? json_real(u->used_max) : json_null(),
+                     "memory_total_bytes", u->total_n ? json_real(u->total) : json_null()));
+  }
+  return a;
+}
+
+static json_t *step_json(const struct bench_opts *o, const struct gs_bench_step *x)
+{
+  json_t *errs = json_object(), *j;
   for (unsigned e = 0; e < GS_BENCH_ERR_COUNT; e++)
     json_object_set_new(errs, gs_bench_error_name(e), json_integer((json_int_t)x->errors[e]));
-  return json_pack(
+  j = json_pack(
       "{s:f, s:b, s:i, s:f, s:I, s:f, s:{s:I, s:I, s:I, s:I, s:I, s:f}, s:f, s:f, s:o, s:I,"
       " s:{s:b, s:f, s:f, s:f, s:f, s:f, s:f}}",
       "level", x->level, "stable", x->stable, "windows", (int)x->trials, "seconds", x->seconds,
@@ -364,38 +661,94 @@ static json_t *step_json(const struct gs_bench_step *x)
       "compute_input_us", x->server.cin_us, "compute_infer_us", x->server.cinfer_us,
       "compute_output_us", x->server.cout_us, "request_us", x->server.request_us,
       "network_us", x->server_net_us);
+  json_object_set_new(j, "stabilizing_latency_us", json_real(x->stab_us));
+  json_object_set_new(j, "latency_settled", json_boolean(x->stable && !x->latency_unsettled));
+  if (o->cfg.threshold_us > 0)
+    json_object_set_new(j, "over_threshold", json_boolean(x->over));
+  if (o->cfg.stability_pct > 0)
+    json_object_set_new(json_object_get(j, "latency_us"), "percentile",
+                        json_integer((json_int_t)x->pextra_us));
+  if (o->collect)
+    json_object_set_new(j, "gpus", gpus_json(&x->gpus));
+  return j;
 }
 
 static int print_json(const struct bench_opts *o, const struct gs_bench_step *s, size_t n)
 {
-  json_t *steps = json_array();
+  const struct gs_bench_step *best = gs_bench_best(s, n);
+  json_t *steps = json_array(), *j;
   for (size_t i = 0; i < n; i++)
-    json_array_append_new(steps, step_json(&s[i]));
-  return cli_print_json(json_pack(
-      "{s:s, s:s, s:s, s:s?, s:s?, s:i, s:s, s:o}", "mode",
+    json_array_append_new(steps, step_json(o, &s[i]));
+  j = json_pack(
+      "{s:s, s:s, s:s, s:s?, s:s?, s:s?, s:i, s:s, s:s, s:o}", "mode",
       o->cfg.mode == GS_BENCH_CLOSED ? "concurrency" : "request_rate", "protocol",
       o->cfg.grpc ? "grpc" : "http", "url", o->url, "grpc_url", o->cfg.grpc ? o->grpc_url : NULL,
-      "model",
-      o->path ? NULL : o->model, "batch", (int)(o->cfg.batch ? o->cfg.batch : 1), "distribution",
-      o->cfg.dist == GS_BENCH_POISSON ? "poisson" : "constant", "steps", steps));
+      "model", o->path ? NULL : o->model, "model_version", o->path ? NULL : o->cfg.version,
+      "batch", (int)(o->cfg.batch ? o->cfg.batch : 1), "distribution",
+      o->cfg.dist == GS_BENCH_POISSON ? "poisson" : "constant", "search",
+      o->cfg.binary ? "binary" : "linear", "steps", steps);
+  if (o->cfg.threshold_us > 0) {
+    json_object_set_new(j, "latency_threshold_us", json_real(o->cfg.threshold_us));
+    json_object_set_new(j, "best", best ? json_real(best->level) : json_null());
+  }
+  return cli_print_json(j);
 }
 
+/* The server's columns are there when its figures were sought (perf_analyzer:
+ * when the server has the statistics extension); a step without them has
+ * empty cells. */
 static int write_csv(const struct bench_opts *o, const struct gs_bench_step *s, size_t n)
 {
+  struct gs_bench_csv how = {o->cfg.mode, !(o->no_metrics || o->path), o->verbose_csv,
+                             o->cfg.stability_pct, o->collect && o->verbose_csv};
   FILE *f = fopen(o->csv, "w");
+  int rc;
   if (!f) {
     fprintf(stderr, "gpuslice: -f %s: %s\n", o->csv, strerror(errno));
-    return GS_EXIT_STATE;
+    return GS_EXIT_USAGE;
   }
-  gs_bench_csv_write(f, o->cfg.mode, s, n);
+  if ((rc = gs_bench_csv_write(f, &how, s, n)) != 0) {
+    fclose(f);
+    fprintf(stderr, "gpuslice: -f %s: out of memory\n", o->csv);
+    return GS_EXIT_FAILED;
+  }
   if (fclose(f) != 0) {
     fprintf(stderr, "gpuslice: -f %s: %s\n", o->csv, strerror(errno));
-    return GS_EXIT_STATE;
+    return GS_EXIT_USAGE;
   }
   return GS_EXIT_OK;
 }
 
 /* ---- gpuslice bench ---- */
+
+/* perf_analyzer's rules for the search, warmup and request count (its
+ * CLParser::VerifyOptions), and for the options that go with another. */
+static int check_search(const struct bench_opts *o)
+{
+  const struct gs_bench_config *g = &o->cfg;
+  const char *range = g->mode == GS_BENCH_CLOSED ? "--concurrency-range" : "--request-rate-range";
+  bool one_level = g->end == g->start && !g->binary;
+  if (g->throughput_stable && o->sync)
+    return cli_usage("--async and --sync: give one");
+  if (g->end == 0 && !(g->threshold_us > 0))
+    return cli_usage("%s %s: an END of 0 (no end) needs --latency-threshold to stop at", range,
+                     o->range);
+  if (g->binary && (!(g->threshold_us > 0) || !o->range_end || g->end == 0))
+    return cli_usage("--binary-search needs --latency-threshold and %s START:END[:STEP] with "
+                     "an END (not 0)", range);
+  if (g->warmup && !one_level)
+    return cli_usage("--warmup-request-count: one level only (a single %s value)", range);
+  if (g->request_count && !one_level)
+    return cli_usage("--request-count: one level only (a single %s value)", range);
+  if (g->request_count && g->request_count < g->start)
+    return cli_usage("--request-count %u: below the %s %g", g->request_count,
+                     g->mode == GS_BENCH_CLOSED ? "concurrency" : "request rate", g->start);
+  if (o->gpu_interval_ms && !o->collect)
+    return cli_usage("--metrics-interval goes with --collect-metrics");
+  if (o->compress && !g->grpc)
+    return cli_usage("--grpc-compression-algorithm goes with -i grpc");
+  return 0;
+}
 
 static int check_opts(const struct bench_opts *o, const char *usage)
 {
@@ -415,15 +768,16 @@ static int check_opts(const struct bench_opts *o, const char *usage)
                      "--url over HTTP) and measures closed loop only (--concurrency-range)");
   if (o->csv && strcmp(o->csv, "-") == 0)
     return cli_usage("-f -: give a file name (stdout has the table or --json)");
-  return 0;
+  return check_search(o);
 }
 
 static int metrics_target(struct gs_err *err, struct bench_opts *o, const struct gs_bench_url *u,
                           struct gs_bench_url *mu)
 {
-  if (o->no_metrics || o->path)
+  if ((o->no_metrics || o->path) && !o->collect)
     return 0;
-  o->cfg.model = o->model;
+  o->cfg.model = o->no_metrics || o->path ? NULL : o->model; /* NULL: no server split */
+  o->cfg.gpu_interval_ms = !o->collect ? 0 : o->gpu_interval_ms ? o->gpu_interval_ms : 1000;
   o->cfg.metrics_url = mu;
   if (!o->metrics) { /* Triton serves /metrics on its own port (8002): --metrics-url then */
     *mu = *u;
@@ -443,6 +797,7 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   struct gs_bench_step *steps = NULL;
   char **reqs = NULL;
   size_t *lens = NULL, nreqs = 0, nsteps = 0, unstable = 0;
+  const struct gs_bench_step *best;
   int rc;
   if (o->count_mode && !o->cfg.window_count)
     o->cfg.window_count = 50;
@@ -463,11 +818,15 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   o->cfg.requests = (const char *const *)reqs;
   o->cfg.request_lens = lens;
   o->cfg.nrequests = nreqs;
-  if (isatty(2) && !c->json)
+  if (o->verbose)
+    o->cfg.on_window = window_line;
+  else if (isatty(2) && !c->json)
     o->cfg.on_window = progress;
+  o->cfg.on_step = step_line;
+  o->cfg.ctx = o;
   if (rc == 0)
     rc = gs_bench_run(&err, &o->cfg, &steps, &nsteps);
-  if (o->cfg.on_window)
+  if (o->cfg.on_window == progress)
     fprintf(stderr, "\r\033[K");
   for (size_t i = 0; i < nreqs; i++)
     free(reqs[i]);
@@ -475,14 +834,20 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   free(lens);
   if (rc != 0) {
     free(steps);
-    return bench_fail(&err);
+    return cli_bench_fail(&err);
   }
   for (size_t i = 0; i < nsteps; i++)
     unstable += !steps[i].stable;
+  best = gs_bench_best(steps, nsteps);
   rc = c->json ? print_json(o, steps, nsteps) : (print_table(&o->cfg, steps, nsteps), GS_EXIT_OK);
+  if (!c->json && o->cfg.threshold_us > 0)
+    print_best(&o->cfg, best);
   if (rc == GS_EXIT_OK && o->csv)
     rc = write_csv(o, steps, nsteps);
   free(steps);
+  /* a search meets unstable levels on its way: only finding none under the threshold fails */
+  if (o->cfg.threshold_us > 0)
+    return rc == GS_EXIT_OK && !best ? GS_EXIT_FAILED : rc;
   if (rc == GS_EXIT_OK && unstable) {
     fflush(stdout);
     fprintf(stderr, "gpuslice: %zu of %zu steps never stabilized (3 windows within %g%%): no "
@@ -493,188 +858,36 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   return rc;
 }
 
-static int run_plot(struct cli *c, int argc, char **argv);
-
 static int run_bench(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice bench --url URL (-m MODEL | --http-path PATH) "
-      "[-i http|grpc --grpc-url HOST:PORT [--streams N]] "
-      "[--concurrency-range S[:E[:STEP]] | --request-rate-range S[:E[:STEP]] "
-      "[--request-distribution constant|poisson] [--connections N]] [-b N] "
-      "[--input-data FILE|random|zero] [--shape NAME:D,...] [--input-tensor-format json|binary] "
-      "[--output-tensor-format json|binary] [--http-method M] [--http-body TEXT|@FILE] "
-      "[-H 'Name: value'] [--threads N] [-p MS] [--measurement-mode time_windows|count_windows] "
-      "[--measurement-request-count N] [-s PCT] [-r N] [--percentile P] [--request-timeout MS] "
-      "[--max-backlog N] [--metrics-url URL | --no-server-metrics] [--seed N] [-f CSV] [--json]\n"
-      "       gpuslice bench plot CSV... [--latency-budget 50ms] [--percentile 90] -o OUT.svg|OUT.png";
   struct bench_opts o = {.cfg = {.mode = GS_BENCH_CLOSED, .start = 1, .end = 1, .step = 1}};
   struct gs_bench_url mu;
   struct gs_err err = {0};
   int rc, first;
-  if (argc > 1 && strcmp(argv[1], "plot") == 0)
-    return run_plot(c, argc - 1, argv + 1);
-  c->verb_owns_i = true; /* bench selects no GPU: -i is the protocol */
-  if ((first = cli_getopt(c, argc, argv, usage, bench_extra, on_bench_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_bench_opt, &o)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
-  if ((rc = check_opts(&o, usage)) != 0)
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
+  if (o.print_version)
+    return cli_version(c, 1, (char *[]){"version", NULL});
+  if ((rc = check_opts(&o, cli_synopsis(c))) != 0)
     return rc;
   /* Every URL is checked here, before any request goes out. */
   if (gs_bench_url_parse(&err, "--url", o.url, &o.cfg.url) != 0 ||
       (o.grpc_url && gs_bench_url_parse(&err, "--grpc-url", o.grpc_url, &mu) != 0) ||
       (o.metrics && gs_bench_url_parse(&err, "--metrics-url", o.metrics, &mu) != 0))
-    return bench_fail(&err);
+    return cli_bench_fail(&err);
   return bench_main(c, &o, &mu);
-}
-
-/* ---- gpuslice bench plot ---- */
-
-enum { O_OUT = 'o', O_BUDGET = 2000, O_PLOT_PCT };
-
-struct plot_opts {
-  const char *out, *column;
-  char column_buf[32];
-  double budget_us;
-};
-
-/* "50ms", "50 ms", "0.05s", "50000us"; a bare number is milliseconds. */
-static int duration_us(const char *v, double *out)
-{
-  char *e;
-  double x = strtod(v, &e), mul = 1000;
-  while (*e == ' ')
-    e++;
-  if (strcmp(e, "us") == 0 || strcmp(e, "µs") == 0)
-    mul = 1;
-  else if (strcmp(e, "s") == 0)
-    mul = 1e6;
-  else if (*e && strcmp(e, "ms") != 0)
-    e = NULL;
-  if (e == v || !e || !(x > 0))
-    return cli_usage("--latency-budget %s: expected a duration such as 50ms, 0.05s or 50000us", v);
-  *out = x * mul;
-  return 0;
-}
-
-static int on_plot_opt(struct cli *c, int ch, const char *v, void *arg)
-{
-  struct plot_opts *o = arg;
-  (void)c;
-  switch (ch) {
-  case O_OUT: o->out = v; return 0;
-  case O_BUDGET: return duration_us(v, &o->budget_us);
-  case O_PLOT_PCT:
-    if (strcmp(v, "avg") == 0) {
-      o->column = "Avg latency";
-      return 0;
-    }
-    if (strcmp(v, "50") && strcmp(v, "90") && strcmp(v, "95") && strcmp(v, "99"))
-      return cli_usage("--percentile %s: expected 50, 90, 95, 99 or avg (the CSV's columns)", v);
-    snprintf(o->column_buf, sizeof(o->column_buf), "p%s latency", v);
-    o->column = o->column_buf;
-    return 0;
-  default: return cli_usage("unexpected option");
-  }
-}
-
-static const struct option plot_extra[] = {
-    {"output", required_argument, NULL, O_OUT},
-    {"latency-budget", required_argument, NULL, O_BUDGET},
-    {"percentile", required_argument, NULL, O_PLOT_PCT},
-    {0},
-};
-
-static int load_series(const char *path, const char *column, struct gs_bench_series *s)
-{
-  struct gs_err err = {0};
-  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-  size_t bl = strlen(base);
-  char *text = NULL;
-  size_t len;
-  int rc = gs_file_read(&err, path, 64u << 20, &text, &len);
-  if (rc == 0)
-    rc = gs_bench_csv_read(&err, path, text, len, column, s);
-  free(text);
-  if (rc)
-    return bench_fail(&err);
-  if (bl > 4 && strcmp(base + bl - 4, ".csv") == 0)
-    bl -= 4;
-  snprintf(s->label, sizeof(s->label), "%.*s", (int)bl, base);
-  return 0;
-}
-
-/* PNG through rsvg-convert (librsvg2-bin), when installed. */
-static int to_png(const char *svg_path, const char *png)
-{
-  int status = 0;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execlp("rsvg-convert", "rsvg-convert", "-o", png, svg_path, (char *)NULL);
-    _exit(errno == ENOENT ? 127 : 126);
-  }
-  if (pid < 0 || waitpid(pid, &status, 0) < 0)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int write_plot(const char *out, const char *svg, size_t len)
-{
-  size_t ol = strlen(out);
-  bool png = ol > 4 && strcmp(out + ol - 4, ".png") == 0;
-  char tmp[4096];
-  struct gs_err err = {0};
-  int st;
-  snprintf(tmp, sizeof(tmp), "%.*s.svg", (int)(png ? ol - 4 : ol), out);
-  if (gs_file_write_atomic(&err, png ? tmp : out, svg, len) != 0)
-    return bench_fail(&err);
-  if (!png)
-    return GS_EXIT_OK;
-  if ((st = to_png(tmp, out)) == 0)
-    return GS_EXIT_OK;
-  fprintf(stderr, "gpuslice: -o %s: %s; the SVG is in %s\n", out,
-          st == 127 ? "PNG needs rsvg-convert (Debian: apt-get install librsvg2-bin)"
-                    : "rsvg-convert failed",
-          tmp);
-  return GS_EXIT_FAILED;
-}
-
-static int run_plot(struct cli *c, int argc, char **argv)
-{
-  static const char usage[] =
-      "gpuslice bench plot CSV... [--latency-budget 50ms] [--percentile 50|90|95|99|avg] "
-      "-o OUT.svg|OUT.png";
-  struct plot_opts o = {.column = "p90 latency"};
-  struct gs_bench_series *s;
-  struct gs_err err = {0};
-  char *svg = NULL;
-  size_t len, n;
-  int first, rc = 0;
-  if ((first = cli_getopt(c, argc, argv, usage, plot_extra, on_plot_opt, &o)) <= 0)
-    return -first;
-  if (first >= argc || !o.out)
-    return cli_usage("give one or more CSV files and -o OUT.svg; usage: %s", usage);
-  n = (size_t)(argc - first);
-  if (!(s = calloc(n, sizeof(*s))))
-    return cli_usage("out of memory");
-  for (size_t i = 0; i < n && rc == 0; i++)
-    rc = load_series(argv[first + (int)i], o.column, &s[i]);
-  if (rc == 0 && gs_bench_plot_svg(&err, s, n, o.column, o.budget_us, &svg, &len) != 0)
-    rc = bench_fail(&err);
-  if (rc == 0)
-    rc = write_plot(o.out, svg, len);
-  free(svg);
-  for (size_t i = 0; i < n; i++)
-    gs_bench_series_free(&s[i]);
-  free(s);
-  return rc;
 }
 
 /* Marked as running until signalled: it is not a server, but it sends network
  * load for up to minutes and writes files, so the argument fuzzer leaves it out. */
 const struct cli_verb cli_verbs_bench[] = {
     {NULL, "bench", run_bench,
-     "load generator: closed/open loop against KServe v2 or HTTP; `bench plot` draws CSVs", true},
+     "load generator: closed/open loop against KServe v2 or HTTP; `bench plot` draws CSVs", true,
+     &bench_spec, false},
+    {"bench", "plot", cli_bench_plot,
+     "throughput and latency charts of bench's CSVs (SVG, PNG or PDF)", false,
+     &cli_bench_plot_spec, false},
     {0},
 };

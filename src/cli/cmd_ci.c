@@ -2,7 +2,6 @@
  * compute-instance half of `nvidia-smi mig` (-lcip, -lcipp, -cci, -lci, -dci). */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <string.h>
 
 /* -lcip and -lci at nvidia-smi's column positions (the 88- and 70-column
@@ -63,11 +62,82 @@ static int on_ci_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
-static const struct option ci_extra[] = {
-    {"gi", required_argument, NULL, 'g'},
-    {"ci", required_argument, NULL, 'c'},
-    {"placement", required_argument, NULL, 'p'},
+#define GI_OPT(def) {"gi", 0, "IDS", 'g', def, "the GPU instance IDs, e.g. 7,8", CLI_VALUE_TEXT, NULL}
+#define CI_OPT(def) {"ci", 0, "IDS", 'c', def, "the compute instance IDs, e.g. 0,1", CLI_VALUE_TEXT, NULL}
+#define OLD_G {NULL, 'g', "IDS", 'g', NULL, NULL, CLI_VALUE_TEXT, "--gi"}
+#define OLD_C {NULL, 'c', "IDS", 'c', NULL, NULL, CLI_VALUE_TEXT, "--ci"}
+
+static const struct cli_opt read_opts[] = {
+    CLI_OPT_GPUS("every GPU with MIG on", CLI_GPUS_MIG_HELP),
+    GI_OPT("every GPU instance"),
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    OLD_G,
     {0},
+};
+
+static const struct cli_opt list_opts[] = {
+    CLI_OPT_GPUS("every GPU with MIG on", CLI_GPUS_MIG_HELP),
+    GI_OPT("every GPU instance"),
+    CI_OPT("every compute instance"),
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    OLD_G,
+    OLD_C,
+    {0},
+};
+
+static const struct cli_opt create_opts[] = {
+    CLI_OPT_GPUS("every GPU with MIG on", CLI_GPUS_MIG_HELP),
+    GI_OPT("every GPU instance"),
+    {"placement", 0, "START", 'p', "the driver's choice",
+     "the compute slice of its GPU instance the instance starts at", CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print what was created as JSON, as `ci list --json` does"),
+    OLD_G,
+    {NULL, 'p', "START", 'p', NULL, NULL, CLI_VALUE_TEXT, "--placement"},
+    {0},
+};
+
+static const struct cli_opt destroy_opts[] = {
+    CLI_OPT_GPUS("every GPU with MIG on", CLI_GPUS_MIG_HELP),
+    GI_OPT("every GPU instance"),
+    CI_OPT("every compute instance"),
+    CLI_OPT_JSON("print what was destroyed as JSON: [{gpu, gi, id}]"),
+    OLD_G,
+    OLD_C,
+    {0},
+};
+
+static const struct cli_spec profiles_spec = {
+    .opts = read_opts,
+    .about = "The table of `nvidia-smi mig -lcip [-gi IDS]`: per GPU instance, each compute\n"
+             "instance profile with free/total (the default one marked *).",
+    .examples = "gpuslice ci profiles -i 0 --gi 1",
+};
+
+static const struct cli_spec placements_spec = {
+    .opts = read_opts,
+    .about = "The lines of `nvidia-smi mig -lcipp [-gi IDS]`: compute-slice starts per profile.",
+    .examples = "gpuslice ci placements --gi 1 --json",
+};
+
+static const struct cli_spec create_spec = {
+    .operands = "[PROFILE[,PROFILE...]]",
+    .opts = create_opts,
+    .about = "`nvidia-smi mig -cci [LIST] [-gi IDS]`. PROFILE is a name (1c.3g.20gb) or a compute\n"
+             "instance profile ID (0); none: the default one, the whole GPU instance.",
+    .examples = "gpuslice ci create -i 0 --gi 1 1c.3g.20gb,1c.3g.20gb\ngpuslice ci create",
+};
+
+static const struct cli_spec list_spec = {
+    .opts = list_opts,
+    .about = "The table of `nvidia-smi mig -lci [-gi IDS] [-ci IDS]`.",
+    .examples = "gpuslice ci list\ngpuslice ci list -i 0 --gi 1 --json",
+};
+
+static const struct cli_spec destroy_spec = {
+    .opts = destroy_opts,
+    .about = "`nvidia-smi mig -dci [-gi IDS] [-ci IDS]`; a --ci ID that the GPU instance lacks is\n"
+             "NVML_ERROR_NOT_FOUND (exit 1).",
+    .examples = "gpuslice ci destroy -i 0 --gi 1 --ci 0\ngpuslice ci destroy",
 };
 
 /* Calls fn for every selected GI of every selected GPU that has MIG on. */
@@ -132,7 +202,7 @@ static int for_each_gi(struct cli *c, struct ci_opts *o, gi_fn fn, void *arg, un
 /* ---- profiles and placements ---- */
 
 struct list_ctx {
-  json_t *arr;
+  json_t *arr;      /* the JSON output (create and destroy: what they did) */
   unsigned rows;
   int argc;
   char **argv;
@@ -186,17 +256,17 @@ static int finish_list(struct cli *c, struct list_ctx *x, int rc, unsigned visit
 
 
 /* The read verbs: parse options, visit every selected GI, print or JSON. */
-static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_fn rows,
-                    bool narrow_ci, const char *none)
+static int run_walk(struct cli *c, int argc, char **argv, gi_fn rows, bool narrow_ci,
+                    const char *none)
 {
   struct ci_opts o = {.placement = -1, .narrow_ci = narrow_ci};
   struct list_ctx x = {.o = &o};
   unsigned visited = 0;
-  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_ci_opt, &o);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   x.arr = json_array();
   rc = for_each_gi(c, &o, rows, &x, &visited);
   return finish_list(c, &x, rc, visited, none);
@@ -204,8 +274,7 @@ static int run_walk(struct cli *c, int argc, char **argv, const char *usage, gi_
 
 static int run_profiles(struct cli *c, int argc, char **argv)
 {
-  return run_walk(c, argc, argv, "gpuslice ci profiles [-i GPUS] [--gi IDS] [--json]",
-                  profile_rows, false, "No GPU instances found: Not Found");
+  return run_walk(c, argc, argv, profile_rows, false, "No GPU instances found: Not Found");
 }
 
 static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
@@ -234,8 +303,7 @@ static int placement_rows(struct cli *c, struct gs_backend *b, const struct gs_g
 
 static int run_placements(struct cli *c, int argc, char **argv)
 {
-  return run_walk(c, argc, argv, "gpuslice ci placements [-i GPUS] [--gi IDS] [--json]",
-                  placement_rows, false, "No GPU instances found: Not Found");
+  return run_walk(c, argc, argv, placement_rows, false, "No GPU instances found: Not Found");
 }
 
 /* ---- create ---- */
@@ -246,7 +314,6 @@ static int create_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu
   struct list_ctx *x = arg;
   struct gs_err err = {0};
   int count = x->argc > 0 ? x->argc : 1;
-  (void)c;
   for (int a = 0; a < count; a++) {
     struct gs_geom_ci_profile cp;
     struct gs_ci_info ci;
@@ -256,14 +323,15 @@ static int create_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu
                        "(`gpuslice ci profiles -i %u --gi %u` lists them)",
                        info->index, gi->id, gi->profile->name, want, info->index, gi->id);
     if (b->ops->ci_create(b, &err, info->index, gi->id, cp.id, x->o->placement, &ci) != 0) {
-      printf("Unable to create a compute instance on GPU %2u GPU instance ID %2u using profile "
-             "%u: %s\n",
-             info->index, gi->id, cp.id, gs_backend_code_text(err.code));
+      cli_say(c, "Unable to create a compute instance on GPU %2u GPU instance ID %2u using "
+                 "profile %u: %s\n",
+              info->index, gi->id, cp.id, gs_backend_code_text(err.code));
       return cli_fail(&err);
     }
-    printf("Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using "
-           "profile MIG %s (ID %2u)\n",
-           ci.id, info->index, gi->id, ci.profile.name, ci.profile.id);
+    cli_say(c, "Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using "
+               "profile MIG %s (ID %2u)\n",
+            ci.id, info->index, gi->id, ci.profile.name, ci.profile.id);
+    json_array_append_new(x->arr, cli_ci_json(&ci));
   }
   return 0;
 }
@@ -281,27 +349,35 @@ static int split_operands(int argc, char **argv, char **out, int max)
   return n;
 }
 
+/* --json: what a write verb did, also after a refusal (its message is on stderr). */
+static int finish_write(struct cli *c, struct list_ctx *x, int rc)
+{
+  if (c->json && rc != GS_EXIT_USAGE)
+    cli_print_json(x->arr);
+  else
+    json_decref(x->arr);
+  return rc;
+}
+
 static int run_create(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice ci create [PROFILE[,PROFILE...]] [-i GPUS] [--gi IDS] [--placement START]\n"
-      "  PROFILE is a name (1c.3g.20gb) or a CI profile ID (0); none: the default (whole GI)";
   struct ci_opts o = {.placement = -1};
   struct list_ctx x = {.o = &o};
   char *words[GS_GEOM_MAX_INSTANCES * 2];
   unsigned visited = 0;
-  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_ci_opt, &o);
   if (first <= 0)
     return -first;
   if ((x.argc = split_operands(argc - first, argv + first, words, (int)GS_NITEMS(words))) < 0)
     return -x.argc;
   x.argv = words;
+  x.arr = json_array();
   rc = for_each_gi(c, &o, create_in_gi, &x, &visited);
   if (rc == GS_EXIT_OK && visited == 0)
-    return cli_fail(&(struct gs_err){GS_E_NOT_FOUND,
-                                     "no GPU instance to create compute instances in; create one "
-                                     "with `gpuslice gi create`"});
-  return rc;
+    rc = cli_fail(&(struct gs_err){GS_E_NOT_FOUND,
+                                   "no GPU instance to create compute instances in; create one "
+                                   "with `gpuslice gi create`"});
+  return finish_write(c, &x, rc);
 }
 
 /* ---- list and destroy ---- */
@@ -324,10 +400,7 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
     if (!id_wanted(ids, nid, cis[k].id))
       continue;
     if (c->json) {
-      json_array_append_new(x->arr, json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:i}", "gpu",
-                                              info->index, "gi", gi->id, "name", cis[k].profile.name,
-                                              "profile_id", cis[k].profile.id, "id", cis[k].id,
-                                              "start", cis[k].start, "size", cis[k].span));
+      json_array_append_new(x->arr, cli_ci_json(&cis[k]));
       x->rows++;
       continue;
     }
@@ -344,12 +417,11 @@ static int list_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu_i
 
 static int run_list(struct cli *c, int argc, char **argv)
 {
-  return run_walk(c, argc, argv, "gpuslice ci list [-i GPUS] [--gi IDS] [--ci IDS] [--json]", list_in_gi, true,
-                  "No compute instances found: Not Found");
+  return run_walk(c, argc, argv, list_in_gi, true, "No compute instances found: Not Found");
 }
 
 /* --ci names instances that must exist, as -dci -ci does (NOT_FOUND). */
-static int check_ci_ids(const struct gs_gpu_info *info, const struct gs_gi_info *gi,
+static int check_ci_ids(const struct cli *c, const struct gs_gpu_info *info, const struct gs_gi_info *gi,
                         const struct gs_ci_info *cis, unsigned n, const unsigned *ids, int nid)
 {
   for (int i = 0; i < nid; i++) {
@@ -362,8 +434,8 @@ static int check_ci_ids(const struct gs_gpu_info *info, const struct gs_gi_info 
       continue;
     for (k = 0; k < n && used < sizeof(have); k++)
       used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%u", k ? ", " : "", cis[k].id);
-    printf("Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
-           ids[i], info->index, gi->id, gs_backend_code_text(GS_E_NOT_FOUND));
+    cli_say(c, "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
+            ids[i], info->index, gi->id, gs_backend_code_text(GS_E_NOT_FOUND));
     struct gs_err err = {0};
     gs_err_set(&err, GS_E_NOT_FOUND,
                "GPU %u GPU instance %u has no compute instance %u (it has %s; `gpuslice ci list "
@@ -382,42 +454,42 @@ static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gp
   struct gs_err err = {0};
   unsigned ids[GS_GEOM_MAX_INSTANCES * 2], n = 0;
   int nid = 0, rc = 0;
-  (void)c;
   if (x->o->ci && (nid = cli_parse_ids(x->o->ci, "--ci", ids, GS_NITEMS(ids))) < 0)
     return GS_EXIT_USAGE;
   if (b->ops->ci_list(b, &err, info->index, gi->id, cis, &n) != 0)
     return cli_fail(&err);
   /* With --gi the IDs name instances of that GI; without, of any GI. */
-  if (x->o->gi && (rc = check_ci_ids(info, gi, cis, n, ids, nid)) != 0)
+  if (x->o->gi && (rc = check_ci_ids(c, info, gi, cis, n, ids, nid)) != 0)
     return rc;
   for (unsigned k = 0; k < n; k++) {
     if (!id_wanted(ids, nid, cis[k].id))
       continue;
     if (b->ops->ci_destroy(b, &err, info->index, gi->id, cis[k].id) != 0) {
-      printf("Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
-             cis[k].id, info->index, gi->id, gs_backend_code_text(err.code));
+      cli_say(c, "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
+              cis[k].id, info->index, gi->id, gs_backend_code_text(err.code));
       rc = cli_fail(&err);
       continue;
     }
     x->rows++;
-    printf("Successfully destroyed compute instance ID %2u from GPU %2u GPU instance ID %2u\n",
-           cis[k].id, info->index, gi->id);
+    cli_say(c, "Successfully destroyed compute instance ID %2u from GPU %2u GPU instance ID %2u\n",
+            cis[k].id, info->index, gi->id);
+    json_array_append_new(x->arr, json_pack("{s:i, s:i, s:i}", "gpu", info->index, "gi", gi->id,
+                                            "id", cis[k].id));
   }
   return rc;
 }
 
 static int run_destroy(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice ci destroy [-i GPUS] [--gi IDS] [--ci IDS]   (no --gi/--ci: every compute instance)";
   struct ci_opts o = {.placement = -1, .narrow_ci = true};
   struct list_ctx x = {.o = &o};
   unsigned visited = 0;
-  int rc, first = cli_getopt(c, argc, argv, usage, ci_extra, on_ci_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_ci_opt, &o);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
+  x.arr = json_array();
   rc = for_each_gi(c, &o, destroy_in_gi, &x, &visited);
   if (rc == GS_EXIT_OK && x.rows == 0 && o.ci) {
     struct gs_err err = {0};
@@ -428,17 +500,19 @@ static int run_destroy(struct cli *c, int argc, char **argv)
     rc = cli_fail(&err);
   }
   if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
-    printf("Failed to destroy compute instances\n");
+    cli_say(c, "Failed to destroy compute instances\n");
   else if (x.rows == 0)
-    printf("No compute instances found: Not Found\n");
-  return rc;
+    cli_say(c, "No compute instances found: Not Found\n");
+  return finish_write(c, &x, rc);
 }
 
 const struct cli_verb cli_verbs_ci[] = {
-    {"ci", "profiles", run_profiles, "compute instance profiles per GPU instance (-lcip)", false},
-    {"ci", "placements", run_placements, "legal compute instance placements (-lcipp)", false},
-    {"ci", "create", run_create, "create compute instances (-cci)", false},
-    {"ci", "list", run_list, "list compute instances (-lci)", false},
-    {"ci", "destroy", run_destroy, "destroy compute instances (-dci)", false},
+    {"ci", "profiles", run_profiles, "compute instance profiles per GPU instance (-lcip)", false,
+     &profiles_spec, false},
+    {"ci", "placements", run_placements, "legal compute instance placements (-lcipp)", false,
+     &placements_spec, false},
+    {"ci", "create", run_create, "create compute instances (-cci)", false, &create_spec, false},
+    {"ci", "list", run_list, "list compute instances (-lci)", false, &list_spec, false},
+    {"ci", "destroy", run_destroy, "destroy compute instances (-dci)", false, &destroy_spec, false},
     {0},
 };

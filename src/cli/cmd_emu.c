@@ -4,13 +4,23 @@
  * files (for Slurm and containers). */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+static const struct cli_opt json_only[] = {
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    {0},
+};
+
+static const struct cli_spec status_spec = {
+    .opts = json_only,
+    .about = "The emulated machine: its state file, seed, driver, GPUs with their MIG modes, and\n"
+             "the emulated processes.",
+    .examples = "gpuslice emu status\ngpuslice emu status --json",
+};
+
 static int run_status(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice emu status [--json]";
   struct gs_proc_info *procs = NULL;
   struct gs_backend *b;
   struct gs_err err = {0};
@@ -18,9 +28,11 @@ static int run_status(struct cli *c, int argc, char **argv)
   char driver[GS_GEOM_DRIVER_SIZE];
   char seed[GS_EMU_SEED_SIZE];
   json_t *gpus, *jprocs;
-  int rc, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int rc, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (b->ops->gpu_count(b, &err, &ngpu) != 0)
@@ -83,22 +95,34 @@ static int on_seed_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
+static const struct cli_opt reset_opts[] = {
+    {"seed", 0, "WORD", 'S', "none", "this machine's part of its GPU and MIG UUIDs (seed=WORD in SPEC)",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print the new machine as JSON: {emulate, state}"),
+    {NULL, 'S', "WORD", 'S', NULL, NULL, CLI_VALUE_TEXT, "--seed"},
+    {0},
+};
+
+static const struct cli_spec reset_spec = {
+    .opts = reset_opts,
+    .about = "Discards the emulated state and starts over with the machine of the global\n"
+             "--emulate SPEC (default: one a100-40gb): MIG disabled, no instances.",
+    .examples = "gpuslice emu reset --emulate a100-40gb:8\n"
+                "gpuslice emu reset --emulate h100-80gb:2,a30-24gb --seed node7",
+};
+
 static int run_reset(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice emu reset [--emulate SPEC] [--seed WORD]   (discards the "
-                              "emulated state)\n"
-                              "  --seed: this machine's part of its GPU and MIG UUIDs (same as "
-                              "seed=WORD in SPEC)";
-  static const struct option extra[] = {{"seed", required_argument, NULL, 'S'}, {0}};
   const char *seed = NULL;
   char spec[600];
   struct gs_err err = {0};
   struct gs_backend *b;
-  int first = cli_getopt(c, argc, argv, usage, extra, on_seed_opt, &seed);
+  const char *machine;
+  int first = cli_getopt(c, argc, argv, on_seed_opt, &seed);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (seed) {
     snprintf(spec, sizeof(spec), "%.500s,seed=%.64s",
              c->cfg.emulate && *c->cfg.emulate ? c->cfg.emulate : "a100-40gb", seed);
@@ -109,49 +133,88 @@ static int run_reset(struct cli *c, int argc, char **argv)
   c->quiet = true;
   if (cli_backend(c, &b) != 0)
     return GS_EXIT_STATE;
-  printf("Emulated machine reset to %s: MIG disabled, no instances (state: %s)\n",
-         c->cfg.emulate && *c->cfg.emulate ? c->cfg.emulate : "a100-40gb", gs_emu_state_path(b));
+  machine = c->cfg.emulate && *c->cfg.emulate ? c->cfg.emulate : "a100-40gb";
+  if (c->json)
+    return cli_print_json(json_pack("{s:s, s:s}", "emulate", machine, "state", gs_emu_state_path(b)));
+  printf("Emulated machine reset to %s: MIG disabled, no instances (state: %s)\n", machine,
+         gs_emu_state_path(b));
   return GS_EXIT_OK;
 }
 
+static const struct cli_opt done_json[] = {
+    CLI_OPT_JSON("print the outcome as JSON: {done: true, ...}"),
+    {0},
+};
+
+static const struct cli_spec reboot_spec = {
+    .opts = done_json,
+    .about = "As a reboot: instances and processes vanish; MIG mode persists on Ampere, clears on\n"
+             "Hopper and later; a pending mode applies.",
+    .examples = "gpuslice emu reboot",
+};
+
 static int run_reboot(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice emu reboot";
   struct gs_err err = {0};
   struct gs_backend *b;
-  int rc, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int rc, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_emu_reboot(b, &err) != 0)
     return cli_fail(&err);
+  if (c->json)
+    return cli_print_json(json_pack("{s:b}", "done", 1));
   printf("Rebooted: GPU and compute instances are gone; MIG mode kept on Ampere GPUs, cleared on "
          "Hopper and later\n");
   return GS_EXIT_OK;
 }
 
+static const struct cli_opt gpu_reset_opts[] = {
+    CLI_OPT_GPUS("none: required", CLI_GPUS_HELP),
+    CLI_OPT_JSON("print the GPUs reset as JSON: [{gpu}]"),
+    {0},
+};
+
+static const struct cli_spec gpu_reset_spec = {
+    .opts = gpu_reset_opts,
+    .about = "`nvidia-smi --gpu-reset -i N`: applies a pending MIG mode; refused while a process\n"
+             "uses the GPU or when resets are blocked (`emu set --reset-blocked on`).",
+    .examples = "gpuslice emu gpu-reset -i 0",
+};
+
 static int run_gpu_reset(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice emu gpu-reset -i GPUS   (nvidia-smi --gpu-reset)";
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
   struct gs_backend *b;
-  int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  json_t *arr;
+  int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (!c->gpus)
     return cli_usage("emu gpu-reset: name the GPUs with -i (e.g. -i 0)");
   if ((n = cli_select_gpus(c, gpus)) < 0)
     return -n;
   cli_backend(c, &b);
+  arr = json_array();
   for (int i = 0; i < n; i++) {
     if (gs_emu_gpu_reset(b, &err, gpus[i]) != 0) {
       rc = cli_fail(&err);
       continue;
     }
-    printf("GPU %u was successfully reset.\n", gpus[i]);
+    cli_say(c, "GPU %u was successfully reset.\n", gpus[i]);
+    json_array_append_new(arr, json_pack("{s:i}", "gpu", gpus[i]));
   }
+  if (c->json)
+    cli_print_json(arr);
+  else
+    json_decref(arr);
   return rc;
 }
 
@@ -205,24 +268,53 @@ static int on_proc_opt(struct cli *c, int ch, const char *value, void *arg)
   return rc;
 }
 
+#define PID_OPT {"pid", 0, "PID", 'P', "none: required", "the process id", CLI_VALUE_TEXT, NULL}
+#define OLD_PID {NULL, 'P', "PID", 'P', NULL, NULL, CLI_VALUE_TEXT, "--pid"}
+
+static const struct cli_opt proc_add_opts[] = {
+    PID_OPT,
+    CLI_OPT_GPUS("none: required", "the GPU (one index, UUID or PCI bus id)"),
+    {"name", 0, "NAME", 'n', "process", "the process name nvidia-smi would show", CLI_VALUE_TEXT,
+     NULL},
+    {"gi", 0, "ID", 'g', "none: the whole GPU", "the GPU instance it runs in (with --ci)",
+     CLI_VALUE_TEXT, NULL},
+    {"ci", 0, "ID", 'c', "none", "the compute instance it runs in (with --gi)", CLI_VALUE_TEXT, NULL},
+    {"used-mib", 0, "MIB", 'm', "0", "the memory it uses, MiB", CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print the process as JSON: {pid, name, gpu, gi, ci, used_mib}"),
+    OLD_PID,
+    {NULL, 'n', "NAME", 'n', NULL, NULL, CLI_VALUE_TEXT, "--name"},
+    {NULL, 'g', "ID", 'g', NULL, NULL, CLI_VALUE_TEXT, "--gi"},
+    {NULL, 'c', "ID", 'c', NULL, NULL, CLI_VALUE_TEXT, "--ci"},
+    {NULL, 'm', "MIB", 'm', NULL, NULL, CLI_VALUE_TEXT, "--used-mib"},
+    {0},
+};
+
+static const struct cli_spec proc_add_spec = {
+    .opts = proc_add_opts,
+    .about = "Pretends a process uses a GPU or one MIG device, so that MIG changes meet \"In use\"\n"
+             "as on a real machine.",
+    .examples = "gpuslice emu proc-add --pid 4242 -i 0 --gi 7 --ci 0 --used-mib 1024",
+};
+
+static int proc_json(const struct gs_proc_info *p)
+{
+  return cli_print_json(json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "pid", p->pid, "name", p->name,
+                                  "gpu", p->gpu, "gi", p->gi, "ci", p->ci, "used_mib", p->used_mib));
+}
+
 static int run_proc_add(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice emu proc-add --pid PID [--name NAME] -i GPU [--gi ID --ci ID] [--used-mib MIB]";
-  static const struct option extra[] = {
-      {"pid", required_argument, NULL, 'P'}, {"name", required_argument, NULL, 'n'},
-      {"gi", required_argument, NULL, 'g'},  {"ci", required_argument, NULL, 'c'},
-      {"used-mib", required_argument, NULL, 'm'}, {0},
-  };
   struct proc_opts o = {.p = {.gi = -1, .ci = -1, .name = "process"}};
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
   struct gs_backend *b;
-  int n, first = cli_getopt(c, argc, argv, usage, extra, on_proc_opt, &o);
+  int n, first = cli_getopt(c, argc, argv, on_proc_opt, &o);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (!o.have_pid || !c->gpus)
-    return cli_usage("emu proc-add: --pid and -i are required; usage: %s", usage);
+    return cli_usage("emu proc-add: --pid and -i are required; usage: %s", cli_synopsis(c));
   if ((n = cli_select_gpus(c, gpus)) < 0)
     return -n;
   if (n != 1)
@@ -233,6 +325,8 @@ static int run_proc_add(struct cli *c, int argc, char **argv)
   cli_backend(c, &b);
   if (gs_emu_proc_add(b, &err, &o.p) != 0)
     return cli_fail(&err);
+  if (c->json)
+    return proc_json(&o.p);
   printf("Emulated process %u (%s) now uses GPU %u", o.p.pid, o.p.name, o.p.gpu);
   if (o.p.gi >= 0)
     printf(" GPU instance %d compute instance %d", o.p.gi, o.p.ci);
@@ -240,22 +334,37 @@ static int run_proc_add(struct cli *c, int argc, char **argv)
   return GS_EXIT_OK;
 }
 
+static const struct cli_opt proc_rm_opts[] = {
+    PID_OPT,
+    CLI_OPT_JSON("print the outcome as JSON: {pid}"),
+    OLD_PID,
+    {0},
+};
+
+static const struct cli_spec proc_rm_spec = {
+    .opts = proc_rm_opts,
+    .about = "Ends an emulated process: its GPU or MIG device is free again.",
+    .examples = "gpuslice emu proc-rm --pid 4242",
+};
+
 static int run_proc_rm(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice emu proc-rm --pid PID";
-  static const struct option extra[] = {{"pid", required_argument, NULL, 'P'}, {0}};
   struct proc_opts o = {.p = {.gi = -1, .ci = -1}};
   struct gs_err err = {0};
   struct gs_backend *b;
-  int rc, first = cli_getopt(c, argc, argv, usage, extra, on_proc_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_proc_opt, &o);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (!o.have_pid)
     return cli_usage("emu proc-rm: --pid is required");
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_emu_proc_remove(b, &err, o.p.pid) != 0)
     return cli_fail(&err);
+  if (c->json)
+    return cli_print_json(json_pack("{s:i}", "pid", o.p.pid));
   printf("Emulated process %u exited\n", o.p.pid);
   return GS_EXIT_OK;
 }
@@ -299,31 +408,46 @@ static int on_set_opt(struct cli *c, int ch, const char *value, void *arg)
   return cli_usage("unexpected option");
 }
 
+static const struct cli_opt set_opts[] = {
+    {"enforce-root", 0, "on|off", 'R', "off",
+     "non-root callers get NO_PERMISSION for MIG changes, as with NVML", CLI_VALUE_CHOICE, NULL},
+    {"driver", 0, "VERSION", 'D', "the emulated default (580.65.06)",
+     "install another driver (535, 535.183.01) and reboot: its tables apply", CLI_VALUE_TEXT, NULL},
+    CLI_OPT_GPUS("every GPU", "the GPUs --reset-blocked and --gi-ids apply to"),
+    {"reset-blocked", 0, "on|off", 'B', "off",
+     "the GPU cannot be reset (VM passthrough): Ampere mode changes stay pending", CLI_VALUE_CHOICE,
+     NULL},
+    {"gi-ids", 0, "straight|swapped", 'G', "the board's own",
+     "how this board numbers its GPU instances (boards of a model differ)", CLI_VALUE_CHOICE, NULL},
+    CLI_OPT_JSON("print the outcome as JSON: {done: true}"),
+    {NULL, 'R', "on|off", 'R', NULL, NULL, CLI_VALUE_TEXT, "--enforce-root"},
+    {NULL, 'B', "on|off", 'B', NULL, NULL, CLI_VALUE_TEXT, "--reset-blocked"},
+    {NULL, 'D', "VERSION", 'D', NULL, NULL, CLI_VALUE_TEXT, "--driver"},
+    {NULL, 'G', "straight|swapped", 'G', NULL, NULL, CLI_VALUE_TEXT, "--gi-ids"},
+    {0},
+};
+
+static const struct cli_spec set_spec = {
+    .opts = set_opts,
+    .about = "Settings that make the emulated machine behave as a VM, a non-root caller or another\n"
+             "driver would.",
+    .examples = "gpuslice emu set --enforce-root on\ngpuslice emu set -i 0 --reset-blocked on\n"
+                "gpuslice emu set --driver 535",
+};
+
 static int run_set(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice emu set [--enforce-root on|off] [--driver VERSION]\n"
-      "                 [-i GPUS --reset-blocked on|off] [-i GPUS --gi-ids straight|swapped]\n"
-      "  --enforce-root   non-root callers get NO_PERMISSION for MIG changes, as with NVML\n"
-      "  --driver         install another driver (535, 535.183.01) and reboot: its tables apply\n"
-      "  --reset-blocked  the GPU cannot be reset (VM passthrough): Ampere mode changes stay pending\n"
-      "  --gi-ids         how this board numbers its GPU instances (boards of a model differ)";
-  static const struct option extra[] = {
-      {"enforce-root", required_argument, NULL, 'R'},
-      {"reset-blocked", required_argument, NULL, 'B'},
-      {"driver", required_argument, NULL, 'D'},
-      {"gi-ids", required_argument, NULL, 'G'},
-      {0},
-  };
   struct set_opts o = {-1, -1, -1, NULL};
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_err err = {0};
   struct gs_backend *b;
-  int n, rc, first = cli_getopt(c, argc, argv, usage, extra, on_set_opt, &o);
+  int n, rc, first = cli_getopt(c, argc, argv, on_set_opt, &o);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (o.enforce_root < 0 && o.reset_blocked < 0 && o.swapped_ids < 0 && !o.driver)
-    return cli_usage("emu set: nothing to set; usage: %s", usage);
+    return cli_usage("emu set: nothing to set; usage: %s", cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (o.enforce_root >= 0 && gs_emu_set_enforce_root(b, &err, o.enforce_root) != 0)
@@ -338,41 +462,57 @@ static int run_set(struct cli *c, int argc, char **argv)
           (o.swapped_ids >= 0 && gs_emu_set_swapped_ids(b, &err, gpus[i], o.swapped_ids)))
         return cli_fail(&err);
   }
+  if (c->json)
+    return cli_print_json(json_pack("{s:b}", "done", 1));
   printf("Emulator settings updated\n");
   return GS_EXIT_OK;
 }
 
+static const struct cli_spec devices_spec = {
+    .operands = "DIR",
+    .operand = CLI_VALUE_DIR,
+    .opts = done_json,
+    .about = "Root (mknod): the driver's device files for this emulated machine: DIR/dev/nvidia<N>,\n"
+             "nvidiactl, nvidia-caps/nvidia-cap<M>, and DIR/proc/driver/nvidia-caps/mig-minors.",
+    .examples = "gpuslice emu devices /run/gpuslice-emu",
+};
+
 static int run_devices(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice emu devices DIR   (root: mknod)\n"
-      "  the driver's device files for this emulated machine: DIR/dev/nvidia<N>, nvidiactl,\n"
-      "  nvidia-caps/nvidia-cap<M>, and DIR/proc/driver/nvidia-caps/mig-minors";
   struct gs_err err = {0};
   struct gs_backend *b;
   unsigned n = 0;
-  int rc, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int rc, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
   if (first + 1 != argc)
-    return cli_usage("emu devices: name one directory; usage: %s", usage);
+    return cli_usage("emu devices: name one directory; usage: %s", cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_emu_devices(b, &err, argv[first]) != 0 || b->ops->gpu_count(b, &err, &n) != 0)
     return cli_fail(&err);
+  if (c->json)
+    return cli_print_json(json_pack("{s:b, s:s, s:i}", "done", 1, "dir", argv[first], "gpus", n));
   printf("Device files of %u emulated GPU%s in %s/dev (slurm gres --dev-root %s/dev), mig-minors in "
          "%s/proc/driver/nvidia-caps\n", n, n == 1 ? "" : "s", argv[first], argv[first], argv[first]);
   return GS_EXIT_OK;
 }
 
 const struct cli_verb cli_verbs_emu[] = {
-    {"emu", "status", run_status, "the emulated machine: GPUs, modes, processes", false},
-    {"emu", "reset", run_reset, "start over with a fresh emulated machine (--emulate SPEC)", false},
-    {"emu", "reboot", run_reboot, "reboot: instances vanish, MIG mode persists on Ampere only", false},
-    {"emu", "gpu-reset", run_gpu_reset, "reset GPUs (applies a pending MIG mode)", false},
-    {"emu", "proc-add", run_proc_add, "pretend a process uses a GPU or MIG device", false},
-    {"emu", "proc-rm", run_proc_rm, "end an emulated process", false},
-    {"emu", "set", run_set, "emulate a VM (no GPU reset) or NVML's root check", false},
-    {"emu", "devices", run_devices, "create the driver's /dev files and mig-minors under DIR", false},
+    {"emu", "status", run_status, "the emulated machine: GPUs, modes, processes", false,
+     &status_spec, false},
+    {"emu", "reset", run_reset, "start over with a fresh emulated machine (--emulate SPEC)", false,
+     &reset_spec, false},
+    {"emu", "reboot", run_reboot, "reboot: instances vanish, MIG mode persists on Ampere only",
+     false, &reboot_spec, false},
+    {"emu", "gpu-reset", run_gpu_reset, "reset GPUs (applies a pending MIG mode)", false,
+     &gpu_reset_spec, false},
+    {"emu", "proc-add", run_proc_add, "pretend a process uses a GPU or MIG device", false,
+     &proc_add_spec, false},
+    {"emu", "proc-rm", run_proc_rm, "end an emulated process", false, &proc_rm_spec, false},
+    {"emu", "set", run_set, "emulate a VM (no GPU reset) or NVML's root check", false, &set_spec,
+     false},
+    {"emu", "devices", run_devices, "create the driver's /dev files and mig-minors under DIR",
+     false, &devices_spec, false},
     {0},
 };

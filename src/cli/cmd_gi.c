@@ -3,7 +3,6 @@
  * printed in nvidia-smi's layout or as JSON. */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,18 +63,30 @@ static void print_profile_rows(const struct gs_gpu_info *info, const struct gs_g
   printf("%s", gip_rule);
 }
 
+static const struct cli_opt read_opts[] = {
+    CLI_OPT_GPUS("every GPU", CLI_GPUS_HELP),
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    {0},
+};
+
+static const struct cli_spec profiles_spec = {
+    .opts = read_opts,
+    .about = "The table of `nvidia-smi mig -lgip`, at its column positions: each profile's free and\n"
+             "total instances, memory, SMs and engines. Free is - while MIG is off.",
+    .examples = "gpuslice gi profiles -i 0\ngpuslice gi profiles --json | jq '.[] | {name, free}'",
+};
+
 static int run_profiles(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice gi profiles [-i GPUS] [--json]";
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
   struct gs_err err = {0};
   json_t *arr;
-  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int n, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
   arr = json_array();
@@ -105,13 +116,21 @@ static int run_profiles(struct cli *c, int argc, char **argv)
   return GS_EXIT_OK;
 }
 
+static const struct cli_spec placements_spec = {
+    .operands = "[PROFILE...]",
+    .operand = CLI_VALUE_PROFILE,
+    .opts = read_opts,
+    .about = "The lines of `nvidia-smi mig -lgipp`: the memory slices each profile may start at\n"
+             "(all profiles, or those named).",
+    .examples = "gpuslice gi placements 3g.20gb\ngpuslice gi placements -i 0 --json",
+};
+
 static int run_placements(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice gi placements [-i GPUS] [PROFILE...] [--json]";
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
   json_t *arr;
-  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int n, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
   if ((n = selected_infos(c, &b, infos)) < 0)
@@ -154,6 +173,7 @@ static int run_placements(struct cli *c, int argc, char **argv)
 struct create_opts {
   int placement;       /* -1: the driver chooses */
   bool with_ci;
+  json_t *made;        /* --json: what was created */
 };
 
 static int on_create_opt(struct cli *c, int ch, const char *value, void *arg)
@@ -185,7 +205,7 @@ static void no_room_hint(struct gs_err *err, unsigned gpu)
            gpu, gpu);
 }
 
-static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
+static int create_on_gpu(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
                          char words[][GS_GEOM_NAME_SIZE], unsigned n,
                          const struct create_opts *o)
 {
@@ -198,17 +218,19 @@ static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
   for (unsigned w = 0; rc == 0 && w < n; w++) {
     struct gs_gi_info gi;
     int start = slots[w].start >= 0 ? slots[w].start : o->placement;
+    json_t *made;
     if (b->ops->gi_create(b, &err, info->index, slots[w].profile, start, &gi) != 0) {
-      printf("Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
-             slots[w].profile->id, gs_backend_code_text(err.code));
+      cli_say(c, "Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
+              slots[w].profile->id, gs_backend_code_text(err.code));
       if (err.code == GS_E_INSUFFICIENT_RESOURCES)
         no_room_hint(&err, info->index);
       rc = cli_fail(&err);
-      printf("Failed to create GPU instances: %s\n", gs_backend_code_text(err.code));
+      cli_say(c, "Failed to create GPU instances: %s\n", gs_backend_code_text(err.code));
       break;
     }
-    printf("Successfully created GPU instance ID %2u on GPU %2u using profile MIG %s (ID %2u)\n",
-           gi.id, info->index, gi.profile->name, gi.profile->id);
+    cli_say(c, "Successfully created GPU instance ID %2u on GPU %2u using profile MIG %s (ID %2u)\n",
+            gi.id, info->index, gi.profile->name, gi.profile->id);
+    json_array_append_new(o->made, made = cli_gi_json(&gi));
     if (o->with_ci) {
       struct gs_ci_info ci;
       struct gs_geom_ci_profile cp;
@@ -217,34 +239,50 @@ static int create_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info,
         rc = cli_fail(&err);
         break;
       }
-      printf("Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using "
-             "profile MIG %s (ID %2u)\n",
-             ci.id, info->index, gi.id, ci.profile.name, ci.profile.id);
+      cli_say(c, "Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u "
+                 "using profile MIG %s (ID %2u)\n",
+              ci.id, info->index, gi.id, ci.profile.name, ci.profile.id);
+      json_object_set_new(made, "ci", cli_ci_json(&ci));
     }
   }
   return rc;
 }
 
+static const struct cli_opt create_opts[] = {
+    CLI_OPT_GPUS("every GPU", CLI_GPUS_HELP),
+    {"placement", 0, "START", 'p', "the driver's choice",
+     "the memory slice the instance starts at (one profile only; several: NAME@START)",
+     CLI_VALUE_TEXT, NULL},
+    {"with-ci", 'C', NULL, 'C', NULL, "also create the default compute instance in each",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print what was created as JSON, as `gi list --json` does"),
+    {NULL, 'p', "START", 'p', NULL, NULL, CLI_VALUE_TEXT, "--placement"},
+    {0},
+};
+
+static const struct cli_spec create_spec = {
+    .operands = "PROFILE[,PROFILE...]...",
+    .operand = CLI_VALUE_PROFILE,
+    .opts = create_opts,
+    .about = "`nvidia-smi mig -cgi` (and -C). PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA\n"
+             "profile ID (19), optionally NAME@START (or NAME:START, as -cgi 9:4 writes it).\n"
+             "Every word is checked before anything is created; the first refusal stops the rest.",
+    .examples = "gpuslice gi create -i 0 -C 1g.5gb,1g.5gb\n"
+                "gpuslice gi create 3g.20gb@0 3g.20gb@4\n"
+                "gpuslice gi create 19 --json",
+};
+
 static int run_create(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice gi create PROFILE[,PROFILE...]... [-i GPUS] [--placement START] [-C|--with-ci]\n"
-      "  PROFILE is a name (1g.5gb, MIG 1g.5gb) or an NVIDIA profile ID (19), optionally NAME@START\n"
-      "  (or NAME:START, as nvidia-smi -cgi 9:4 writes it)";
-  static const struct option extra[] = {
-      {"placement", required_argument, NULL, 'p'},
-      {"with-ci", no_argument, NULL, 'C'},
-      {0},
-  };
   struct create_opts o = {.placement = -1};
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
   char words[GS_GEOM_MAX_INSTANCES * 2][GS_GEOM_NAME_SIZE];
-  int n, nw, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_create_opt, &o);
+  int n, nw, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, on_create_opt, &o);
   if (first <= 0)
     return -first;
   if (first >= argc)
-    return cli_usage("gi create: name at least one profile; usage: %s", usage);
+    return cli_usage("gi create: name at least one profile; usage: %s", cli_synopsis(c));
   if ((nw = cli_split_profiles(argc - first, argv + first, "gi create", words, GS_NITEMS(words))) < 0)
     return -nw;
   if (o.placement >= 0 && nw > 1)
@@ -252,11 +290,16 @@ static int run_create(struct cli *c, int argc, char **argv)
                      "(e.g. 3g.20gb@0 3g.20gb@4)");
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
+  o.made = json_array();
   for (int i = 0; i < n; i++) {
-    int r = create_on_gpu(b, &infos[i], words, (unsigned)nw, &o);
+    int r = create_on_gpu(c, b, &infos[i], words, (unsigned)nw, &o);
     if (r && !rc)
       rc = r;
   }
+  if (c->json) /* what was made, also after a refusal (its message is on stderr) */
+    cli_print_json(o.made);
+  else
+    json_decref(o.made);
   return rc;
 }
 
@@ -284,19 +327,30 @@ static void print_gi_row(const struct gs_gi_info *gi)
   printf("%s", gi_rule);
 }
 
+static const struct cli_opt list_opts[] = {
+    CLI_OPT_GPUS("every GPU", CLI_GPUS_MIG_HELP),
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    {0},
+};
+
+static const struct cli_spec list_spec = {
+    .opts = list_opts,
+    .about = "The table of `nvidia-smi mig -lgi`: each GPU instance's profile, ID and placement.",
+    .examples = "gpuslice gi list\ngpuslice gi list -i 0 --json",
+};
+
 static int run_list(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice gi list [-i GPUS] [--json]";
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
   struct gs_err err = {0};
   json_t *arr;
   unsigned shown = 0;
-  int n, first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int n, first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   c->mig_ok = true;
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
@@ -315,10 +369,7 @@ static int run_list(struct cli *c, int argc, char **argv)
       if (c->mig_sel && gis[k].id != c->mig_gi)
         continue;
       if (c->json) {
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i}", "gpu", gis[k].gpu,
-                                             "name", gis[k].profile->name, "profile_id",
-                                             gis[k].profile->id, "id", gis[k].id, "start",
-                                             gis[k].start, "size", gis[k].span));
+        json_array_append_new(arr, cli_gi_json(&gis[k]));
         shown++;
         continue;
       }
@@ -335,20 +386,25 @@ static int run_list(struct cli *c, int argc, char **argv)
   return GS_EXIT_OK;
 }
 
+struct destroy_opts {
+  const char *gi_list;
+  json_t *gone; /* --json: what was destroyed */
+};
+
 static int on_gi_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   (void)c;
   if (ch != 'g')
     return cli_usage("unexpected option");
-  *(const char **)arg = value;
+  ((struct destroy_opts *)arg)->gi_list = value;
   return 0;
 }
 
 /* Destroys the GIs asked for, in order, stopping at the first that cannot
  * go as nvidia-smi -dgi does ("Unable to destroy GPU instance ID 3 from GPU
  * 0: In use by another client", a real transcript); *why gets its code. */
-static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, const char *gi_list,
-                          unsigned *destroyed, int *why)
+static int destroy_on_gpu(struct cli *c, struct gs_backend *b, const struct gs_gpu_info *info,
+                          const struct destroy_opts *o, unsigned *destroyed, int *why)
 {
   struct gs_gi_info gis[GS_GEOM_MAX_INSTANCES];
   unsigned ids[GS_GEOM_MAX_INSTANCES * 2], nid = 0, ngi = 0;
@@ -358,8 +414,8 @@ static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, 
     *why = err.code;
     return cli_fail(&err);
   }
-  if (gi_list) {
-    if ((k = cli_parse_ids(gi_list, "--gi", ids, GS_NITEMS(ids))) < 0)
+  if (o->gi_list) {
+    if ((k = cli_parse_ids(o->gi_list, "--gi", ids, GS_NITEMS(ids))) < 0)
       return GS_EXIT_USAGE;
     nid = (unsigned)k;
   } else {
@@ -368,54 +424,76 @@ static int destroy_on_gpu(struct gs_backend *b, const struct gs_gpu_info *info, 
   }
   for (unsigned g = 0; g < nid; g++) {
     if (b->ops->gi_destroy(b, &err, info->index, ids[g]) != 0) {
-      printf("Unable to destroy GPU instance ID %2u from GPU %2u: %s\n", ids[g], info->index,
-             gs_backend_code_text(err.code));
+      cli_say(c, "Unable to destroy GPU instance ID %2u from GPU %2u: %s\n", ids[g], info->index,
+              gs_backend_code_text(err.code));
       *why = err.code;
       return cli_fail(&err);
     }
     (*destroyed)++;
-    printf("Successfully destroyed GPU instance ID %2u from GPU %2u\n", ids[g], info->index);
+    cli_say(c, "Successfully destroyed GPU instance ID %2u from GPU %2u\n", ids[g], info->index);
+    json_array_append_new(o->gone, json_pack("{s:i, s:i}", "gpu", info->index, "id", ids[g]));
   }
   return GS_EXIT_OK;
 }
 
+static const struct cli_opt destroy_opts[] = {
+    CLI_OPT_GPUS("every GPU with MIG on", CLI_GPUS_MIG_HELP),
+    {"gi", 0, "IDS", 'g', "every GPU instance", "the GPU instance IDs to destroy, e.g. 7,8",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print what was destroyed as JSON: [{gpu, id}]"),
+    {NULL, 'g', "IDS", 'g', NULL, NULL, CLI_VALUE_TEXT, "--gi"},
+    {0},
+};
+
+static const struct cli_spec destroy_spec = {
+    .opts = destroy_opts,
+    .about = "`nvidia-smi mig -dgi [-gi IDS]`: in order, stopping at the first instance that\n"
+             "cannot go (e.g. one that still has compute instances: In use by another client).",
+    .examples = "gpuslice gi destroy -i 0 --gi 7,8\ngpuslice gi destroy",
+};
+
 static int run_destroy(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice gi destroy [-i GPUS] [--gi IDS]   (no --gi: every GPU instance)";
-  static const struct option extra[] = {{"gi", required_argument, NULL, 'g'}, {0}};
   struct gs_gpu_info infos[GS_BACKEND_MAX_GPUS];
   struct gs_backend *b;
-  const char *gi_list = NULL;
+  struct destroy_opts o = {0};
   char gbuf[12];
   unsigned destroyed = 0;
   int n, why = 0, rc = GS_EXIT_OK;
-  int first = cli_getopt(c, argc, argv, usage, extra, on_gi_opt, &gi_list);
+  int first = cli_getopt(c, argc, argv, on_gi_opt, &o);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   c->mig_ok = true;
   if ((n = selected_infos(c, &b, infos)) < 0)
     return -n;
-  if (cli_mig_narrow(c, &gi_list, NULL, gbuf, NULL) != 0)
+  if (cli_mig_narrow(c, &o.gi_list, NULL, gbuf, NULL) != 0)
     return GS_EXIT_USAGE;
+  o.gone = json_array();
   for (int i = 0; i < n && rc == GS_EXIT_OK; i++) {
     if (!infos[i].mig_current && !c->gpus)
       continue;
-    rc = destroy_on_gpu(b, &infos[i], gi_list, &destroyed, &why);
+    rc = destroy_on_gpu(c, b, &infos[i], &o, &destroyed, &why);
   }
   if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
-    printf("Failed to destroy GPU instances: %s\n", gs_backend_code_text(why));
+    cli_say(c, "Failed to destroy GPU instances: %s\n", gs_backend_code_text(why));
   else if (rc == GS_EXIT_OK && destroyed == 0)
-    printf("No GPU instances found: Not Found\n");
+    cli_say(c, "No GPU instances found: Not Found\n");
+  if (c->json && rc != GS_EXIT_USAGE)
+    cli_print_json(o.gone);
+  else
+    json_decref(o.gone);
   return rc;
 }
 
 const struct cli_verb cli_verbs_gi[] = {
-    {"gi", "profiles", run_profiles, "GPU instance profiles with free/total (-lgip)", false},
-    {"gi", "placements", run_placements, "legal placements per profile (-lgipp)", false},
-    {"gi", "create", run_create, "create GPU instances (-cgi, -C)", false},
-    {"gi", "list", run_list, "list GPU instances (-lgi)", false},
-    {"gi", "destroy", run_destroy, "destroy GPU instances (-dgi)", false},
+    {"gi", "profiles", run_profiles, "GPU instance profiles with free/total (-lgip)", false,
+     &profiles_spec, false},
+    {"gi", "placements", run_placements, "legal placements per profile (-lgipp)", false,
+     &placements_spec, false},
+    {"gi", "create", run_create, "create GPU instances (-cgi, -C)", false, &create_spec, false},
+    {"gi", "list", run_list, "list GPU instances (-lgi)", false, &list_spec, false},
+    {"gi", "destroy", run_destroy, "destroy GPU instances (-dgi)", false, &destroy_spec, false},
     {0},
 };

@@ -6,7 +6,6 @@
 #include "cli/cli.h"
 #include "jobs/jobs.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,16 +54,32 @@ static int on_emu_opt(struct cli *c, int ch, const char *value, void *arg)
   }
 }
 
-static const struct option emu_extra[] = {
-    {"model", required_argument, NULL, O_MODEL},
-    {"steps", required_argument, NULL, O_STEPS},
-    {"time-scale", required_argument, NULL, O_SCALE},
-    {"profile", required_argument, NULL, O_PROFILE},
-    {"mode", required_argument, NULL, O_MODE},
-    {"memory", required_argument, NULL, O_MEMORY},
-    {"models", no_argument, NULL, O_MODELS},
-    {"start-together", required_argument, NULL, O_TOGETHER},
+static const struct cli_opt emu_opts[] = {
+    {"model", 0, "bert-ft|resnet50|mobilenetv2", O_MODEL, "bert-ft", "the training job emulated",
+     CLI_VALUE_CHOICE, NULL},
+    {"steps", 0, "N", O_STEPS, "the model's own", "training steps", CLI_VALUE_TEXT, NULL},
+    {"time-scale", 0, "X", O_SCALE, "1", "emulated seconds per wall second", CLI_VALUE_TEXT, NULL},
+    {"profile", 0, "PROFILE", O_PROFILE, "$GPUSLICE_JOB_PROFILE", "the slice it runs on",
+     CLI_VALUE_PROFILE, NULL},
+    {"mode", 0, "mig|timeslice|mps", O_MODE, "$GPUSLICE_JOB_MODE", "how it shares the GPU",
+     CLI_VALUE_CHOICE, NULL},
+    {"memory", 0, "SIZE", O_MEMORY, "none", "fail as out of memory when the slice has less",
+     CLI_VALUE_TEXT, NULL},
+    {"start-together", 0, "N", O_TOGETHER, "1", "wait until N such jobs are running, then start",
+     CLI_VALUE_TEXT, NULL},
+    {"models", 0, NULL, O_MODELS, NULL, "list the models and their sources instead",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print the result as JSON"),
     {0},
+};
+
+static const struct cli_spec emu_spec = {
+    .opts = emu_opts,
+    .about = "EMULATED: nothing runs on a GPU. \"Trains\" for --steps steps at the speed published\n"
+             "measurements give for its slice (from GPUSLICE_JOB_*, set by `gpuslice run` and the\n"
+             "queue), scaled by --time-scale, and reports the emulated time.",
+    .examples = "gpuslice run --profile 1g.5gb -- gpuslice job-emu --model resnet50 --time-scale 100\n"
+                "gpuslice job-emu --models",
 };
 
 static int list_models(struct cli *c)
@@ -176,11 +191,6 @@ static int print_result(struct cli *c, const struct gs_jobs_emu_opts *o, const c
 
 static int run_job_emu(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice job-emu [--model bert-ft|resnet50|mobilenetv2] [--steps N] [--time-scale X]\n"
-      "    [--profile P | --mode timeslice|mps] [--memory SIZE] [--start-together N] [--models]\n"
-      "    [--json]\n"
-      "  defaults: the slice from GPUSLICE_JOB_* (set by `gpuslice run` and the queue)";
   struct emu_opts eo = {.model = "bert-ft", .scale = 1.0};
   struct gs_jobs_emu_opts o = {0};
   struct gs_jobs_emu_result r;
@@ -188,10 +198,10 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
   unsigned long long have;
   const char *profile;
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, emu_extra, on_emu_opt, &eo)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_emu_opt, &eo)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if (eo.list)
     return list_models(c);
   if (!(o.model = gs_jobs_emu_model_find(eo.model)))
@@ -220,6 +230,7 @@ static int run_job_emu(struct cli *c, int argc, char **argv)
 
 /* A long-running stand-in: kept away from the argument fuzzer. */
 const struct cli_verb cli_verbs_job_emu[] = {
-    {NULL, "job-emu", run_job_emu, "an EMULATED training job (speeds from published figures)", true},
+    {NULL, "job-emu", run_job_emu, "an EMULATED training job (speeds from published figures)", true,
+     &emu_spec, false},
     {0},
 };

@@ -4,7 +4,6 @@
 #include "cli/cli.h"
 #include "layout/layout.h"
 
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,7 @@
 struct layout_opts {
   const char *file, *config, *format, *hooks;
   bool dry_run, force, mode_only, valid_only;
-  unsigned wait;
+  unsigned wait; /* seconds */
 };
 
 /* What the verbs print: each GPU's plan as text (or JSON with --json), and
@@ -28,7 +27,6 @@ struct report {
 static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
 {
   struct layout_opts *o = arg;
-  unsigned v[1];
   (void)c;
   switch (ch) {
   case 'f': o->file = value; return 0;
@@ -39,29 +37,101 @@ static int on_layout_opt(struct cli *c, int ch, const char *value, void *arg)
   case 'x': o->force = true; return 0;
   case 'm': o->mode_only = true; return 0;
   case 'a': o->valid_only = true; return 0;
-  case 'w':
-    if (cli_parse_ids(value, "--wait", v, 1) < 0)
-      return GS_EXIT_USAGE;
-    o->wait = v[0];
-    return 0;
+  case 'w': /* the journal's lock waits whole seconds; a bare number is seconds */
+    return cli_duration_in("--wait", value, 1000000, 0, 86400000000ull, 1000000, &o->wait);
   default:
     return cli_usage("unexpected option");
   }
 }
 
-static const struct option layout_extra[] = {
-    {"config-file", required_argument, NULL, 'f'}, {"file", required_argument, NULL, 'f'},
-    {"selected-config", required_argument, NULL, 'c'}, {"config", required_argument, NULL, 'c'},
-    {"format", required_argument, NULL, 'F'},      {"dry-run", no_argument, NULL, 'n'},
-    {"force", no_argument, NULL, 'x'},             {"wait", required_argument, NULL, 'w'},
-    {"hooks-file", required_argument, NULL, 'k'},   {"mode-only", no_argument, NULL, 'm'},
-    {"valid-config", no_argument, NULL, 'a'},
+/* -f, -c, -k, -m and -a are nvidia-mig-parted's (its apply and assert). */
+#define FILE_OPTS                                                                                  \
+  {"config-file", 'f', "FILE", 'f', "$MIG_PARTED_CONFIG_FILE",                                     \
+   "the layout file: nvidia-mig-parted v1 or gpuslice/v1 YAML (- for stdin)", CLI_VALUE_FILE,      \
+   NULL},                                                                                          \
+      {"file", 0, "FILE", 'f', NULL, "the same as --config-file", CLI_VALUE_FILE, NULL},           \
+      {"selected-config", 'c', "NAME", 'c', "$MIG_PARTED_SELECTED_CONFIG, or the file's only one", \
+       "the config of the file to use", CLI_VALUE_CONFIG, NULL},                                   \
+      {"config", 0, "NAME", 'c', NULL, "the same as --selected-config", CLI_VALUE_CONFIG, NULL},   \
+      {"mode-only", 'm', NULL, 'm', NULL, "only the MIG mode, no instances", CLI_VALUE_TEXT, NULL}
+#define WAIT_OPT                                                                                   \
+  {"wait", 0, "DURATION", 'w', "0: fail at once",                                                  \
+   "how long to wait for another apply's lock (a bare number is seconds)", CLI_VALUE_TEXT, NULL}
+#define FORCE_OPT                                                                                  \
+  {"force", 0, NULL, 'x', NULL, "also destroy instances that processes still use",                 \
+   CLI_VALUE_TEXT, NULL}
+
+static const struct cli_opt apply_opts[] = {
+    FILE_OPTS,
+    {"dry-run", 0, NULL, 'n', NULL, "print the plan, change nothing", CLI_VALUE_TEXT, NULL},
+    FORCE_OPT,
+    WAIT_OPT,
+    {"hooks-file", 'k', "FILE", 'k', "$MIG_PARTED_HOOKS_FILE",
+     "nvidia-mig-parted's hooks file (apply-start, pre-apply-mode, ...)", CLI_VALUE_FILE, NULL},
+    CLI_OPT_JSON("print each GPU's plan and outcome as JSON"),
+    {NULL, 'n', NULL, 'n', NULL, NULL, CLI_VALUE_TEXT, "--dry-run"},
+    {NULL, 'x', NULL, 'x', NULL, NULL, CLI_VALUE_TEXT, "--force"},
+    {NULL, 'w', "SECONDS", 'w', NULL, NULL, CLI_VALUE_TEXT, "--wait"},
     {0},
+};
+
+static const struct cli_opt assert_opts[] = {
+    FILE_OPTS,
+    {"valid-config", 'a', NULL, 'a', NULL, "only check that the config is valid for these GPUs",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print each GPU's differences as JSON"),
+    {0},
+};
+
+static const struct cli_opt export_opts[] = {
+    {"format", 0, "gpuslice|mig-parted", 'F', "gpuslice",
+     "gpuslice (exact placements) or mig-parted (counts only)", CLI_VALUE_CHOICE, NULL},
+    {"selected-config", 'c', "NAME", 'c', "current", "the name of the config written",
+     CLI_VALUE_TEXT, NULL},
+    {"config", 0, "NAME", 'c', NULL, "the same as --selected-config", CLI_VALUE_TEXT, NULL},
+    {NULL, 'F', "FORMAT", 'F', NULL, NULL, CLI_VALUE_TEXT, "--format"},
+    {0},
+};
+
+static const struct cli_opt recover_opts[] = {
+    WAIT_OPT,
+    FORCE_OPT,
+    {NULL, 'w', "SECONDS", 'w', NULL, NULL, CLI_VALUE_TEXT, "--wait"},
+    {NULL, 'x', NULL, 'x', NULL, NULL, CLI_VALUE_TEXT, "--force"},
+    {0},
+};
+
+static const struct cli_spec apply_spec = {
+    .opts = apply_opts,
+    .about = "As `nvidia-mig-parted apply`, with the fewest changes: only the GPU instances that\n"
+             "differ are destroyed and created. A journal and a lock make a crash or a second admin\n"
+             "harmless (`gpuslice recover`). Formats: gpuslice-layout.yaml(5).",
+    .examples = "gpuslice apply -f /usr/share/gpuslice/configs/a100-40gb.mig-parted.yaml -c all-1g.5gb\n"
+                "gpuslice apply -f layouts.yaml -c all-balanced --dry-run",
+};
+
+static const struct cli_spec assert_spec = {
+    .opts = assert_opts,
+    .about = "Exit 0 when the GPUs are laid out as the config says, else 1 and what differs (as\n"
+             "`nvidia-mig-parted assert`).",
+    .examples = "gpuslice assert -f layouts.yaml -c all-1g.5gb\ngpuslice assert -a -f layouts.yaml -c all-3g.20gb",
+};
+
+static const struct cli_spec export_spec = {
+    .opts = export_opts,
+    .about = "The current layout as a config file, on stdout (`nvidia-mig-parted export`).",
+    .examples = "gpuslice export > current.yaml\ngpuslice export --format mig-parted -c mine",
+};
+
+static const struct cli_spec recover_spec = {
+    .opts = recover_opts,
+    .about = "Finishes an apply that was interrupted (a crash, a reboot) from its journal.",
+    .examples = "gpuslice recover --wait 30s",
 };
 
 /* -f (and -c, unless the file holds one config), or mig-parted's
  * environment variables for them. */
-static int need_file(struct layout_opts *o, const char *usage)
+static int need_file(struct cli *c, struct layout_opts *o)
 {
   const char *env = getenv("MIG_PARTED_SELECTED_CONFIG");
   if (!o->file)
@@ -69,7 +139,8 @@ static int need_file(struct layout_opts *o, const char *usage)
   if (!o->config && env && *env)
     o->config = env;
   if (!o->file || !*o->file)
-    return cli_usage("name the config file with -f (and the config with -c); usage: %s", usage);
+    return cli_usage("name the config file with -f (and the config with -c); usage: %s",
+                     cli_synopsis(c));
   return 0;
 }
 
@@ -423,7 +494,7 @@ static int print_outcome(const struct report *r, const struct layout_opts *o, bo
   return 0;
 }
 
-static int run_apply_like(struct cli *c, int argc, char **argv, const char *usage, bool assert_only)
+static int run_apply_like(struct cli *c, int argc, char **argv, bool assert_only)
 {
   struct layout_opts o = {0};
   struct gs_layout_file *file = NULL;
@@ -437,17 +508,15 @@ static int run_apply_like(struct cli *c, int argc, char **argv, const char *usag
   json_t *unnamed = json_array();
   unsigned nunnamed;
   bool matches;
-  int rc, first = cli_getopt(c, argc, argv, usage, layout_extra, on_layout_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_layout_opt, &o);
   r.gpus = json_array();
   if (first <= 0) {
     rc = -first;
     goto out;
   }
   if (first < argc)
-    rc = cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
-  else if (o.valid_only && !assert_only)
-    rc = cli_usage("--valid-config belongs to assert: `gpuslice assert -a -f FILE -c NAME`");
-  else if ((rc = need_file(&o, usage)) == 0 && (rc = cli_backend(c, &b)) == 0 &&
+    rc = cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
+  else if ((rc = need_file(c, &o)) == 0 && (rc = cli_backend(c, &b)) == 0 &&
            (rc = load_selection(c, &o, b, &file, &sel)) == 0 && !assert_only)
     rc = load_hooks(&o, &hooks); /* assert runs none, as mig-parted's */
   if (rc)
@@ -496,32 +565,26 @@ out:
 
 static int run_apply(struct cli *c, int argc, char **argv)
 {
-  return run_apply_like(c, argc, argv,
-                        "gpuslice apply -f FILE [-c CONFIG] [--dry-run] [--force] [--wait SECONDS] "
-                        "[-k HOOKS] [--mode-only] [--json]\n"
-                        "  FILE: nvidia-mig-parted v1 or gpuslice/v1 YAML (- for stdin); HOOKS: "
-                        "mig-parted's hooks file",
-                        false);
+  return run_apply_like(c, argc, argv, false);
 }
 
 static int run_assert(struct cli *c, int argc, char **argv)
 {
-  return run_apply_like(c, argc, argv, "gpuslice assert -f FILE [-c CONFIG] [--mode-only] [--valid-config] [--json]", true);
+  return run_apply_like(c, argc, argv, true);
 }
 
 static int run_export(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice export [--format gpuslice|mig-parted] [-c NAME]";
   struct layout_opts o = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
   enum gs_layout_format fmt = GS_LAYOUT_GPUSLICE;
   char *yaml = NULL;
-  int rc, first = cli_getopt(c, argc, argv, usage, layout_extra, on_layout_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_layout_opt, &o);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (o.format && strcmp(o.format, "mig-parted") == 0)
     fmt = GS_LAYOUT_MIG_PARTED;
   else if (o.format && strcmp(o.format, "gpuslice") != 0)
@@ -537,7 +600,6 @@ static int run_export(struct cli *c, int argc, char **argv)
 
 static int run_recover(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice recover [--wait SECONDS]   (finishes an interrupted apply)";
   struct layout_opts o = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
@@ -545,9 +607,11 @@ static int run_recover(struct cli *c, int argc, char **argv)
   char lock[PATH_MAX];
   struct gs_layout_apply_opts ao = {.on_plan = on_plan, .on_op = on_op, .arg = &r};
   bool found = false;
-  int rc, first = cli_getopt(c, argc, argv, usage, layout_extra, on_layout_opt, &o);
+  int rc, first = cli_getopt(c, argc, argv, on_layout_opt, &o);
   if (first <= 0)
     return -first;
+  if (first < argc)
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   r.b = b;
@@ -562,9 +626,13 @@ static int run_recover(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_layout[] = {
-    {NULL, "apply", run_apply, "apply a layout config (nvidia-mig-parted v1 or ours)", false},
-    {NULL, "assert", run_assert, "exit 0 when the GPUs match a config, else 1 and the changes", false},
-    {NULL, "export", run_export, "print the current layout as a config", false},
-    {NULL, "recover", run_recover, "finish an apply that was interrupted", false},
+    {NULL, "apply", run_apply, "apply a layout config (nvidia-mig-parted v1 or ours)", false,
+     &apply_spec, false},
+    {NULL, "assert", run_assert, "exit 0 when the GPUs match a config, else 1 and the changes",
+     false, &assert_spec, false},
+    {NULL, "export", run_export, "print the current layout as a config", false, &export_spec,
+     false},
+    {NULL, "recover", run_recover, "finish an apply that was interrupted", false, &recover_spec,
+     false},
     {0},
 };

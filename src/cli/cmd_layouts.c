@@ -4,7 +4,6 @@
  * knows. */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <string.h>
 
 struct draw_ctx {
@@ -147,29 +146,48 @@ static int check_layout(struct cli *c, const struct gs_geom_model *m, char *list
   return GS_EXIT_OK;
 }
 
+static const struct cli_opt layouts_opts[] = {
+    {"all-shapes", 0, NULL, 'A', NULL,
+     "include the double-memory 1g profiles (e.g. 1g.10gb on a100-40gb)", CLI_VALUE_TEXT, NULL},
+    {"partial", 0, NULL, 'P', NULL, "every valid layout, not only those to which nothing more fits",
+     CLI_VALUE_TEXT, NULL},
+    {"check", 0, "PROFILE[@START],...", 'K', NULL,
+     "is this set of GPU instances valid? (exit 0 yes, 1 no) and where it goes", CLI_VALUE_PROFILE,
+     NULL},
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    {NULL, 'A', NULL, 'A', NULL, NULL, CLI_VALUE_TEXT, "--all-shapes"},
+    {NULL, 'P', NULL, 'P', NULL, NULL, CLI_VALUE_TEXT, "--partial"},
+    {NULL, 'K', "PROFILE[@START],...", 'K', NULL, NULL, CLI_VALUE_TEXT, "--check"},
+    {0},
+};
+
+static const struct cli_spec layouts_spec = {
+    .operands = "MODEL",
+    .operand = CLI_VALUE_MODEL,
+    .opts = layouts_opts,
+    .about = "Every valid layout of GPU instances, drawn on the memory slices (the MIG user guide's\n"
+             "\"valid combinations\" figure). --check places a set of instances without @START where\n"
+             "any fit: the driver's automatic order may still fail, so create big instances first.",
+    .examples = "gpuslice layouts a100-40gb\n"
+                "gpuslice layouts h100-80gb --check 3g.40gb,2g.20gb,1g.10gb",
+};
+
 static int run_layouts(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice layouts MODEL [--all-shapes] [--partial] [--check PROFILE[@START],...] [--json]\n"
-      "  --all-shapes  include the double-memory 1g profiles (e.g. 1g.10gb on a100-40gb)\n"
-      "  --partial     every valid layout, not only those to which nothing more fits\n"
-      "  --check       is this set of GPU instances valid? (exit 0 yes, 1 no) and where it goes";
-  static const struct option extra[] = {
-      {"all-shapes", no_argument, NULL, 'A'},
-      {"partial", no_argument, NULL, 'P'},
-      {"check", required_argument, NULL, 'K'},
-      {0},
-  };
   struct layout_opts o = {.flags = GS_GEOM_ENUM_MAXIMAL};
   unsigned flags;
   struct draw_ctx x = {0};
-  int first = cli_getopt(c, argc, argv, usage, extra, on_layout_opt, &o);
+  int first = cli_getopt(c, argc, argv, on_layout_opt, &o);
   if (first <= 0)
     return -first;
   if (first + 1 != argc)
-    return cli_usage("layouts: name one GPU model (`gpuslice models` lists them); usage: %s", usage);
-  if (!(x.m = gs_geom_model_find(argv[first])))
-    return cli_usage("layouts: unknown GPU model '%s'; `gpuslice models` lists them", argv[first]);
+    return cli_usage("layouts: name one GPU model (`gpuslice models` lists them); usage: %s",
+                     cli_synopsis(c));
+  if (!(x.m = gs_geom_model_find(argv[first]))) {
+    char hint[512];
+    return cli_usage("layouts: unknown GPU model '%s'; %s", argv[first],
+                     gs_geom_model_hint(argv[first], hint, sizeof(hint)));
+  }
   if (o.check)
     return check_layout(c, x.m, o.check);
   flags = o.flags;
@@ -220,17 +238,28 @@ static json_t *boards_of(const struct cli *c, const struct gs_geom_model *m)
   return arr;
 }
 
+static const struct cli_opt models_opts[] = {
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    {0},
+};
+
+static const struct cli_spec models_spec = {
+    .opts = models_opts,
+    .about = "Each model's key (what --emulate, plan and layouts take), NVML name, PCI id,\n"
+             "architecture, slices, profiles and maximal layouts, and the boards over it.",
+    .examples = "gpuslice models\ngpuslice models --json | jq -r '.[].key'",
+};
+
 static int run_models(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice models [--json]";
   unsigned n;
   const struct gs_geom_model *const *all = gs_geom_models(&n);
   json_t *arr;
-  int first = cli_getopt(c, argc, argv, usage, NULL, NULL, NULL);
+  int first = cli_getopt(c, argc, argv, NULL, NULL);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   arr = json_array();
   if (!c->json)
     printf("%-16s %-46s %-10s %-9s %7s %8s %8s\n", "MODEL", "NVML NAME", "PCI ID", "ARCH",
@@ -261,7 +290,9 @@ static int run_models(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_layouts[] = {
-    {NULL, "layouts", run_layouts, "every valid layout of a GPU model, drawn as slices", false},
-    {NULL, "models", run_models, "the MIG-capable GPU models gpuslice knows", false},
+    {NULL, "layouts", run_layouts, "every valid layout of a GPU model, drawn as slices", false,
+     &layouts_spec, false},
+    {NULL, "models", run_models, "the MIG-capable GPU models gpuslice knows", false, &models_spec,
+     false},
     {0},
 };

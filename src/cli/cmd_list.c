@@ -2,7 +2,6 @@
  * MIG devices with their UUIDs (the names CUDA_VISIBLE_DEVICES takes). */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 
 static const struct cli_col dev_cols[] = {
@@ -76,28 +75,39 @@ static unsigned keep_selected(const struct cli *c, struct gs_mig_device *devs, u
   return 0;
 }
 
+static const struct cli_opt list_opts[] = {
+    CLI_OPT_GPUS("every GPU", CLI_GPUS_MIG_HELP),
+    {"legacy-uuids", 0, NULL, 'L', NULL,
+     "MIG-GPU-<uuid>/<gi>/<ci> names, as drivers before R470 used", CLI_VALUE_TEXT, NULL},
+    {"table", 0, NULL, 'T', NULL, "the MIG devices table of nvidia-smi's main screen",
+     CLI_VALUE_TEXT, NULL},
+    CLI_OPT_JSON("print JSON (docs/cli.md, \"JSON output\")"),
+    {NULL, 'L', NULL, 'L', NULL, NULL, CLI_VALUE_TEXT, "--legacy-uuids"},
+    {NULL, 'T', NULL, 'T', NULL, NULL, CLI_VALUE_TEXT, "--table"},
+    {0},
+};
+
+static const struct cli_spec list_spec = {
+    .opts = list_opts,
+    .about = "As `nvidia-smi -L`: each GPU and, under it, its MIG devices with the UUIDs\n"
+             "CUDA_VISIBLE_DEVICES takes.",
+    .examples = "gpuslice list\ngpuslice list --table\ngpuslice list --json | jq -r "
+                "'.[].mig_devices[].uuid'",
+};
+
 static int run_list(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice list [-i GPUS] [--json] [--legacy-uuids] [--table]\n"
-      "  --legacy-uuids  MIG-GPU-<uuid>/<gi>/<ci> names, as drivers before R470 used\n"
-      "  --table         the MIG devices table of nvidia-smi's main screen";
-  static const struct option extra[] = {
-      {"legacy-uuids", no_argument, NULL, 'L'},
-      {"table", no_argument, NULL, 'T'},
-      {0},
-  };
   bool flags[2] = {false, false}, header = false;
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct gs_mig_device *devs = NULL;
   struct gs_backend *b;
   struct gs_err err = {0};
   json_t *arr = NULL;
-  int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, usage, extra, on_list_opt, flags);
+  int n, rc = GS_EXIT_OK, first = cli_getopt(c, argc, argv, on_list_opt, flags);
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   c->mig_ok = true;
   if ((n = cli_select_gpus(c, gpus)) < 0)
     return -n;
@@ -141,6 +151,7 @@ static int run_list(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_list[] = {
-    {NULL, "list", run_list, "GPUs and MIG devices with UUIDs (nvidia-smi -L)", false},
+    {NULL, "list", run_list, "GPUs and MIG devices with UUIDs (nvidia-smi -L)", false, &list_spec,
+     false},
     {0},
 };

@@ -5,7 +5,6 @@
 #include "cli/cli.h"
 #include "jobs/jobs.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,10 +27,48 @@ static int on_mps_opt(struct cli *c, int ch, const char *value, void *arg)
   return 0;
 }
 
-static const struct option mps_extra[] = {
-    {"mig", required_argument, NULL, O_MIG},
-    {"jobs-dir", required_argument, NULL, O_MDIR},
+#define MPS_OPTS                                                                                   \
+  CLI_OPT_GPUS("GPU 0", "the GPU the daemon serves (one)"),                                        \
+      {"mig", 0, "MIG-UUID", O_MIG, "none", "or the MIG device it serves", CLI_VALUE_TEXT, NULL},   \
+      {"jobs-dir", 0, "DIR", O_MDIR, "$GPUSLICE_JOBS_DIR, or beside the emulator's state",         \
+       "where the daemons' pipe and log directories live", CLI_VALUE_DIR, NULL}
+
+static const struct cli_opt start_opts[] = {
+    MPS_OPTS,
+    CLI_OPT_JSON("print the daemon as JSON: {scope, gpu, running, emulated, pid, ...}"),
     {0},
+};
+
+static const struct cli_opt stop_opts[] = {
+    MPS_OPTS,
+    CLI_OPT_JSON("print the outcome as JSON: {scope, stopped}"),
+    {0},
+};
+
+static const struct cli_opt status_opts[] = {
+    {"jobs-dir", 0, "DIR", O_MDIR, "$GPUSLICE_JOBS_DIR, or beside the emulator's state",
+     "where the daemons' pipe and log directories live", CLI_VALUE_DIR, NULL},
+    CLI_OPT_JSON("print the daemons as JSON"),
+    {0},
+};
+
+static const struct cli_spec start_spec = {
+    .opts = start_opts,
+    .about = "`nvidia-cuda-mps-control -d` for one GPU or MIG device, with its own pipe and log\n"
+             "directories (emulated GPUs: the state only, no daemon).",
+    .examples = "gpuslice mps start -i 0\ngpuslice mps start --mig MIG-5c4b...",
+};
+
+static const struct cli_spec stop_spec = {
+    .opts = stop_opts,
+    .about = "`echo quit | nvidia-cuda-mps-control` for the daemon of that GPU or MIG device.",
+    .examples = "gpuslice mps stop -i 0",
+};
+
+static const struct cli_spec status_spec = {
+    .opts = status_opts,
+    .about = "The MPS daemons gpuslice started, with their pipe and log directories.",
+    .examples = "gpuslice mps status --json",
 };
 
 /* The scope: the MIG device named by --mig (searched on the selected GPUs),
@@ -91,16 +128,16 @@ static void print_mps(const struct gs_jobs_mps *m)
 
 /* Options, backend and directory. *b stays NULL when the caller must just
  * return the result (an error, or --help printed). */
-static int mps_common(struct cli *c, int argc, char **argv, const char *usage, struct mps_opts *o,
+static int mps_common(struct cli *c, int argc, char **argv, struct mps_opts *o,
                       struct gs_backend **b, char dir[PATH_MAX])
 {
   struct gs_err err = {0};
   int first, rc;
   *b = NULL;
-  if ((first = cli_getopt(c, argc, argv, usage, mps_extra, on_mps_opt, o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_mps_opt, o)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, b)) != 0 || gs_jobs_dir(&err, *b, o->jobs_dir, dir) != 0) {
     *b = NULL;
     return rc ? rc : cli_fail(&err);
@@ -110,8 +147,6 @@ static int mps_common(struct cli *c, int argc, char **argv, const char *usage, s
 
 static int run_start_stop(struct cli *c, int argc, char **argv, bool start)
 {
-  const char *usage = start ? "gpuslice mps start [-i GPU | --mig MIG-UUID] [--jobs-dir DIR] [--json]"
-                            : "gpuslice mps stop [-i GPU | --mig MIG-UUID] [--jobs-dir DIR]";
   struct mps_opts o = {0};
   struct gs_jobs_mps m;
   struct gs_backend *b;
@@ -119,12 +154,14 @@ static int run_start_stop(struct cli *c, int argc, char **argv, bool start)
   char dir[PATH_MAX], scope[GS_BACKEND_UUID_SIZE];
   unsigned gpu = 0;
   int rc;
-  if ((rc = mps_common(c, argc, argv, usage, &o, &b, dir)) != 0 || !b ||
+  if ((rc = mps_common(c, argc, argv, &o, &b, dir)) != 0 || !b ||
       (rc = scope_of(c, &o, &gpu, scope, sizeof(scope))) != 0)
     return rc;
   if (!start) {
     if (gs_jobs_mps_stop(&err, dir, scope) != 0)
       return cli_fail(&err);
+    if (c->json)
+      return cli_print_json(json_pack("{s:s, s:b}", "scope", scope, "stopped", 1));
     printf("MPS stopped for %s\n", scope);
     return GS_EXIT_OK;
   }
@@ -155,7 +192,7 @@ static int run_status(struct cli *c, int argc, char **argv)
   char dir[PATH_MAX];
   unsigned n;
   int rc;
-  rc = mps_common(c, argc, argv, "gpuslice mps status [--jobs-dir DIR] [--json]", &o, &b, dir);
+  rc = mps_common(c, argc, argv, &o, &b, dir);
   if (rc || !b)
     return rc;
   if (gs_jobs_mps_list(&err, dir, &m, &n) != 0)
@@ -176,8 +213,10 @@ static int run_status(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_mps[] = {
-    {"mps", "start", run_start, "start an MPS control daemon for a GPU or MIG device", false},
-    {"mps", "stop", run_stop, "stop it (echo quit | nvidia-cuda-mps-control)", false},
-    {"mps", "status", run_status, "MPS daemons gpuslice started", false},
+    {"mps", "start", run_start, "start an MPS control daemon for a GPU or MIG device", false,
+     &start_spec, false},
+    {"mps", "stop", run_stop, "stop it (echo quit | nvidia-cuda-mps-control)", false, &stop_spec,
+     false},
+    {"mps", "status", run_status, "MPS daemons gpuslice started", false, &status_spec, false},
     {0},
 };

@@ -5,7 +5,6 @@
  * bench/plan.sh and `plan synthetic` times a generated fleet. */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,22 +76,49 @@ static int on_plan_opt(struct cli *c, int ch, const char *v, void *arg)
   }
 }
 
-static const struct option plan_opts[] = {
-    {"fleet", required_argument, NULL, OPT_FLEET},
-    {"gpus", required_argument, NULL, OPT_GPUS},
-    {"policy", required_argument, NULL, OPT_POLICY},
-    {"incremental", no_argument, NULL, OPT_INCREMENTAL},
-    {"export", required_argument, NULL, OPT_EXPORT},
-    {"namespace", required_argument, NULL, OPT_NAMESPACE},
-    {"nodes", required_argument, NULL, OPT_NODES},
-    {"pods", required_argument, NULL, OPT_PODS},
-    {"mode", required_argument, NULL, OPT_MODE},
-    {"inflate", required_argument, NULL, OPT_INFLATE},
-    {"workloads", required_argument, NULL, OPT_WORKLOADS},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"mix", required_argument, NULL, OPT_MIX},
-    {"seeds", required_argument, NULL, OPT_SEEDS},
+static const struct cli_opt plan_opts[] = {
+    {"fleet", 0, "FILE", OPT_FLEET, NULL, "the fleet: nodes and their GPUs (gpuslice-plan.yaml(5))",
+     CLI_VALUE_FILE, NULL},
+    {"gpus", 0, "MODEL:N[,...]", OPT_GPUS, NULL,
+     "or a fleet of N GPUs of each model (synthetic: a number of GPUs)", CLI_VALUE_MODEL, NULL},
+    {"policy", 0, "ours|first-fit|best-fit|fgd|random", OPT_POLICY, "ours",
+     "the packing policy (fgd and random: replay only; docs/plan.md)", CLI_VALUE_CHOICE, NULL},
+    {"incremental", 0, NULL, OPT_INCREMENTAL, NULL,
+     "keep what the fleet file says is placed; place only the rest", CLI_VALUE_TEXT, NULL},
+    {"export", 0, "mig-parted|gpuslice|kubernetes|labels|device-plugin|gres", OPT_EXPORT, "none",
+     "print the plan in that format instead of the table", CLI_VALUE_CHOICE, NULL},
+    {"namespace", 0, "NS", OPT_NAMESPACE, "gpu-operator", "the namespace of --export kubernetes",
+     CLI_VALUE_TEXT, NULL},
+    {"nodes", 0, "CSV", OPT_NODES, NULL, "replay: the trace's nodes", CLI_VALUE_FILE, NULL},
+    {"pods", 0, "CSV", OPT_PODS, NULL, "replay: the trace's pods", CLI_VALUE_FILE, NULL},
+    {"mode", 0, "fractional|mig", OPT_MODE, "fractional",
+     "replay: GPU requests as fractions of GPUs, or as MIG slices", CLI_VALUE_CHOICE, NULL},
+    {"inflate", 0, "X", OPT_INFLATE, "1.3", "replay: grow the pods' demand X times (up to 10)",
+     CLI_VALUE_TEXT, NULL},
+    {"seed", 0, "S", OPT_SEED, "replay 1, synthetic 0", "replay and synthetic: the first seed",
+     CLI_VALUE_TEXT, NULL},
+    {"seeds", 0, "N", OPT_SEEDS, "10 (replay)", "replay: the mean of N runs, seeds S..S+N-1",
+     CLI_VALUE_TEXT, NULL},
+    {"workloads", 0, "M", OPT_WORKLOADS, NULL, "synthetic: M generated workloads", CLI_VALUE_TEXT,
+     NULL},
+    {"mix", 0, "small|varied", OPT_MIX, "small", "synthetic: the workloads' sizes",
+     CLI_VALUE_CHOICE, NULL},
+    CLI_OPT_JSON("print the plan as JSON (docs/plan.md)"),
     {0},
+};
+
+static const struct cli_spec plan_spec = {
+    .operands = "WORKLOADS.yaml | replay | synthetic",
+    .operand = CLI_VALUE_FILE,
+    .opts = plan_opts,
+    .about = "Packs the workloads' replicas onto the fleet's GPUs (MIG slices, MPS shares or\n"
+             "time-slicing), fragmentation-aware, and prints each GPU's layout, what did not fit and\n"
+             "why, or an export. Exit 1 when some replica did not fit. `plan replay` replays a trace\n"
+             "(bench/plan.sh); `plan synthetic` times a generated fleet. File formats:\n"
+             "gpuslice-plan.yaml(5).",
+    .examples = "gpuslice plan workloads.yaml --gpus a100-40gb:8\n"
+                "gpuslice plan workloads.yaml --fleet fleet.yaml --export kubernetes\n"
+                "gpuslice plan replay --nodes nodes.csv --pods pods.csv --policy fgd",
 };
 
 /* Planning errors are about the input, not a GPU: no NVML code name. */
@@ -102,12 +128,13 @@ static int plan_fail(const struct gs_err *err)
   return cli_exit_of(err->code);
 }
 
+/* A file the command line names: any failure to read it is exit 2 (docs/cli.md). */
 static int read_input(const char *path, const char *what, char **text, size_t *len)
 {
   struct gs_err err = {0};
   if (gs_file_read(&err, path, 64u << 20, text, len) != 0) {
     fprintf(stderr, "gpuslice: %s %s: %s\n", what, path, err.msg);
-    return err.code == GS_E_NOT_FOUND ? GS_EXIT_USAGE : GS_EXIT_STATE;
+    return err.code == GS_E_NO_MEMORY ? GS_EXIT_FAILED : GS_EXIT_USAGE;
   }
   return 0;
 }
@@ -443,22 +470,13 @@ out:
 
 static int run_plan(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice plan WORKLOADS.yaml (--fleet FLEET.yaml | --gpus MODEL:N[,...]) [--policy P]\n"
-      "              [--incremental] [--export mig-parted|gpuslice|kubernetes|labels|device-plugin|gres]\n"
-      "              [--namespace NS (kubernetes; default gpu-operator)] [--json]\n"
-      "       gpuslice plan replay --nodes NODES.csv --pods PODS.csv [--mode fractional|mig]\n"
-      "              [--policy P] [--inflate 1.3] [--seed S] [--seeds N] [--json]\n"
-      "       gpuslice plan synthetic --gpus N --workloads M [--mix small|varied] [--seed S]\n"
-      "              [--policy P] [--json]\n"
-      "  --policy ours|first-fit|best-fit   (default ours; replay also fgd|random; see docs/plan.md)\n"
-      "  replay: the mean of N runs, seeds S..S+N-1 (default: seeds 1..10; --seed S alone: one run)";
   struct plan_args a = {.policy = GS_PLAN_OURS};
-  int first = cli_getopt(c, argc, argv, usage, plan_opts, on_plan_opt, &a);
+  int first = cli_getopt(c, argc, argv, on_plan_opt, &a);
   if (first <= 0)
     return -first;
   if (first + 1 != argc)
-    return cli_usage("plan: name one workload file, or `replay` or `synthetic`; usage: %s", usage);
+    return cli_usage("plan: name one workload file, or `replay` or `synthetic`; usage: %s",
+                     cli_synopsis(c));
   if (strcmp(argv[first], "replay") == 0)
     return plan_replay(c, &a);
   if (strcmp(argv[first], "synthetic") == 0) {
@@ -470,6 +488,7 @@ static int run_plan(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_plan[] = {
-    {NULL, "plan", run_plan, "pack workloads onto GPUs: MIG, MPS, time-slicing; exports", false},
+    {NULL, "plan", run_plan, "pack workloads onto GPUs: MIG, MPS, time-slicing; exports", false,
+     &plan_spec, false},
     {0},
 };

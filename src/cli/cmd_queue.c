@@ -1,12 +1,14 @@
 /* cmd_queue.c: the slice queue: `gpuslice queue submit` (a job file in the
  * spool directory), `gpuslice queue run` (starts queued jobs in fair order as
- * slices free up; jobs keep running if it stops), and `gpuslice jobs`
- * (queued, running and finished jobs). Parsing and printing only. */
+ * slices free up; jobs keep running if it stops; its events are lines on
+ * stderr), `gpuslice jobs` (queued, running and finished jobs, why queued
+ * ones wait, their logs) and `gpuslice jobs log`. Parsing and printing only. */
 #include "cli/cli.h"
 #include "jobs/jobs.h"
 
-#include <getopt.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,11 +16,27 @@
 
 enum { O_PER_USER = 400, O_MAX_RUNNING, O_UNTIL_EMPTY, O_POLL, O_QDIR, O_GRACE };
 
+#define JOBS_DIR_OPT                                                                               \
+  {"jobs-dir", 0, "DIR", O_QDIR, "$GPUSLICE_JOBS_DIR, or beside the emulator's state",             \
+   "the claims ledger and queue", CLI_VALUE_DIR, NULL}
+
+static const struct cli_opt submit_opts[] = {
+    CLI_JOB_OPTS,
+    CLI_OPT_JSON("print {id, user, dir} as JSON"),
+    {0},
+};
+
+static const struct cli_spec submit_spec = {
+    .operands = "-- COMMAND ARGS...",
+    .operand = CLI_VALUE_COMMAND,
+    .opts = submit_opts,
+    .about = "Writes a job file to the queue's spool directory and prints the job's id; `queue run`\n"
+             "starts it on a slice when one frees up, fairly between users (docs/jobs.md).",
+    .examples = "gpuslice queue submit --profile 3g.20gb -- python train.py --epochs 3",
+};
+
 static int run_submit(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice queue submit (--profile P | --memory SIZE [--create] | --mode timeslice|mps\n"
-      "    [--threads PCT]) [-i GPU] [--user NAME] [--jobs-dir DIR] [--json] -- COMMAND ARGS...";
   struct gs_jobs_job *job = calloc(1, sizeof(*job));
   struct cli_job_opts o = {0};
   struct gs_backend *b;
@@ -28,16 +46,12 @@ static int run_submit(struct cli *c, int argc, char **argv)
   if (!job)
     return cli_fail(&(struct gs_err){GS_E_NO_MEMORY, "out of memory"});
   o.req = &job->req;
-  if ((first = cli_getopt(c, argc, argv, usage, cli_job_options(), cli_job_opt, &o)) <= 0) {
+  if ((first = cli_getopt(c, argc, argv, cli_job_opt, &o)) <= 0) {
     rc = -first;
     goto out;
   }
-  if (o.no_wait) {
-    rc = cli_usage("--no-wait is for `gpuslice run`; a queued job always waits");
-    goto out;
-  }
   if (first >= argc || strcmp(argv[first - 1], "--") != 0) {
-    rc = cli_usage("give the command after `--`; usage: %s", usage);
+    rc = cli_usage("give the command after `--`; usage: %s", cli_synopsis(c));
     goto out;
   }
   if (argc - first > GS_JOBS_MAX_ARGS) {
@@ -92,17 +106,16 @@ static int on_dir_opt(struct cli *c, int ch, const char *value, void *arg)
 /* The options of a read command that takes --jobs-dir alone: its directory
  * into dir. As cli_getopt: > 0 when dir is filled, 0 after --help, or
  * -(exit status). */
-static int dir_only(struct cli *c, int argc, char **argv, const char *usage, char dir[PATH_MAX])
+static int dir_only(struct cli *c, int argc, char **argv, char dir[PATH_MAX])
 {
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
   const char *jobs_dir = NULL;
   struct gs_backend *b;
   struct gs_err err = {0};
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_dir_opt, &jobs_dir)) <= 0)
     return first;
   if (first < argc)
-    return -cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return -cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return -rc;
   return gs_jobs_dir(&err, b, jobs_dir, dir) != 0 ? -cli_fail(&err) : 1;
@@ -110,32 +123,52 @@ static int dir_only(struct cli *c, int argc, char **argv, const char *usage, cha
 
 /* ---- queue cancel ---- */
 
+static const struct cli_opt cancel_opts[] = {
+    JOBS_DIR_OPT,
+    CLI_OPT_JSON("print what was done as JSON: [{id, action}]"),
+    {0},
+};
+
+static const struct cli_spec cancel_spec = {
+    .operands = "ID...",
+    .opts = cancel_opts,
+    .about = "A queued job never starts; a running one is sent SIGTERM.",
+    .examples = "gpuslice queue cancel j12 j13",
+};
+
 static int run_cancel(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice queue cancel [--jobs-dir DIR] ID...";
-  static const struct option extra[] = {{"jobs-dir", required_argument, NULL, O_QDIR}, {0}};
   const char *jobs_dir = NULL;
   struct gs_backend *b;
   struct gs_err err = {0};
   char dir[PATH_MAX];
+  json_t *done;
   int first, rc, worst = GS_EXIT_OK;
-  if ((first = cli_getopt(c, argc, argv, usage, extra, on_dir_opt, &jobs_dir)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_dir_opt, &jobs_dir)) <= 0)
     return -first;
   if (first >= argc)
-    return cli_usage("name the jobs to cancel; usage: %s", usage);
+    return cli_usage("name the jobs to cancel; usage: %s", cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0)
     return cli_fail(&err);
+  done = json_array();
   for (int i = first; i < argc; i++) {
     enum gs_jobs_state was;
+    const char *what;
     if (gs_jobs_cancel(&err, dir, argv[i], &was) != 0) {
       rc = cli_fail(&err);
       worst = rc > worst ? rc : worst;
       continue;
     }
-    printf("%s %s\n", argv[i], was == GS_JOBS_QUEUED ? "cancelled" : "sent SIGTERM");
+    what = was == GS_JOBS_QUEUED ? "cancelled" : "sent SIGTERM";
+    cli_say(c, "%s %s\n", argv[i], what);
+    json_array_append_new(done, json_pack("{s:s, s:s}", "id", argv[i], "action", what));
   }
+  if (c->json)
+    cli_print_json(done);
+  else
+    json_decref(done);
   return worst;
 }
 
@@ -149,18 +182,94 @@ static void on_stop(int sig)
   stop_flag = 1;
 }
 
+/* The queue's own events, one plain line each on stderr: the one place
+ * they are written, until the library's logger takes them. */
+static void GS_PRINTF(1, 2) queue_log(const char *fmt, ...)
+{
+  va_list ap;
+  fputs("gpuslice queue: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* "python train.py --epochs 3", cut to fit. */
+static void command_text(const struct gs_jobs_job *j, char *out, size_t size)
+{
+  size_t used = 0;
+  out[0] = 0;
+  for (unsigned k = 0; k < j->argc && used + 1 < size; k++)
+    used += (size_t)snprintf(out + used, size - used, "%s%s", k ? " " : "", j->argv[k]);
+}
+
+/* "3g.20gb", "24.00 GiB", or the mode for a share of a whole GPU. */
+static void request_text(const struct gs_jobs_request *r, char *out, size_t size)
+{
+  if (r->profile[0])
+    snprintf(out, size, "%s%s", r->mode == GS_JOBS_MPS ? "mps in " : "", r->profile);
+  else if (r->mode == GS_JOBS_MIG)
+    snprintf(out, size, "%.2f GiB", (double)r->memory_mib / 1024.0);
+  else
+    snprintf(out, size, "%s", gs_jobs_mode_name(r->mode));
+}
+
+static void log_ended(const struct gs_jobs_job *j)
+{
+  char how[64], left[96] = "";
+  if (j->signal)
+    snprintf(how, sizeof(how), "killed by %s (exit %d)", strsignal(j->signal), j->exit_status);
+  else
+    snprintf(how, sizeof(how), "exit %d", j->exit_status);
+  if (j->leftovers)
+    snprintf(left, sizeof(left), "; %u leftover process%s killed (found by %s)", j->leftovers,
+             j->leftovers == 1 ? "" : "es", j->tracking);
+  queue_log("%s ended: %s after %.1fs, user %s, GPU %u %s %s%s%s%s", j->id, how,
+            j->started > 0 && j->ended > j->started ? j->ended - j->started : 0.0, j->user,
+            j->gpu, j->slice_profile, j->slice_uuid, left, j->reason[0] ? ": " : "", j->reason);
+}
+
 static void on_event(void *arg, const struct gs_jobs_job *j, const char *what)
 {
+  char req[64], cmd[160];
   (void)arg;
-  if (strcmp(what, "started") == 0)
-    printf("%s started: user %s, GPU %u %s %s\n", j->id, j->user, j->gpu, j->slice_profile,
-           j->slice_uuid);
-  else if (strcmp(what, "set aside") == 0 || strcmp(what, "not a job") == 0 ||
-           strcmp(what, "skipped") == 0)
-    fprintf(stderr, "gpuslice queue: %s %s: %s\n", j->id, what, j->reason);
-  else
-    printf("%s %s: %s\n", j->id, what, j->reason);
-  fflush(stdout);
+  if (strcmp(what, "started") == 0) {
+    queue_log("%s started: user %s, GPU %u %s %s", j->id, j->user, j->gpu, j->slice_profile,
+              j->slice_uuid);
+  } else if (strcmp(what, "ended") == 0) {
+    log_ended(j);
+  } else if (strcmp(what, "submitted") == 0) {
+    request_text(&j->req, req, sizeof(req));
+    command_text(j, cmd, sizeof(cmd));
+    queue_log("%s submitted: user %s, %s: %s", j->id, j->user, req, cmd);
+  } else if (strcmp(what, "waits") == 0) {
+    queue_log("%s waits (%s): %s", j->id, gs_jobs_wait_name(j->waits), j->reason);
+  } else {
+    queue_log("%s %s: %s", j->id, what, j->reason);
+  }
+}
+
+/* After --until-empty: the jobs it left queued, which no slice of the
+ * current layout can take; 0 when there are none, else the exit status. */
+static int left_queued(const char *dir)
+{
+  struct gs_jobs_job *jobs;
+  struct gs_err err = {0};
+  unsigned n, left = 0;
+  if (gs_jobs_list(&err, dir, NULL, NULL, &jobs, &n) != 0)
+    return cli_fail(&err);
+  for (unsigned i = 0; i < n; i++) {
+    if (jobs[i].state != GS_JOBS_QUEUED || jobs[i].waits != GS_JOBS_WAIT_LAYOUT)
+      continue;
+    queue_log("%s stays queued: %s", jobs[i].id, jobs[i].reason);
+    left++;
+  }
+  gs_jobs_list_free(jobs, n);
+  if (left)
+    fprintf(stderr, "gpuslice: queue run --until-empty: %u job%s cannot run on this machine's "
+            "current layout and stay%s queued; make the slices they need (`gpuslice apply`) "
+            "or cancel them\n", left, left == 1 ? "" : "s", left == 1 ? "s" : "");
+  return left ? GS_EXIT_FAILED : GS_EXIT_OK;
 }
 
 struct queue_opts {
@@ -185,39 +294,54 @@ static int on_queue_opt(struct cli *c, int ch, const char *value, void *arg)
   switch (ch) {
   case O_PER_USER: return number(value, "--max-per-user", 100000, &o->q.max_per_user);
   case O_MAX_RUNNING: return number(value, "--max-running", 100000, &o->q.max_running);
-  case O_POLL: return number(value, "--poll-ms", 60000, &o->q.poll_ms);
-  case O_GRACE: return number(value, "--grace-ms", 600000, &o->q.grace_ms);
+  /* a bare number is ms, as the old --poll-ms and --grace-ms took it */
+  case O_POLL: return cli_duration_in("--poll-interval", value, 1000, 0, 60000000ull, 1000, &o->q.poll_ms);
+  case O_GRACE:
+    return cli_duration_in("--grace-period", value, 1000, 0, 600000000ull, 1000, &o->q.grace_ms);
   case O_UNTIL_EMPTY: o->q.until_empty = true; return 0;
   case O_QDIR: o->jobs_dir = value; return 0;
   default: return cli_usage("unexpected option");
   }
 }
 
-static const struct option queue_extra[] = {
-    {"max-per-user", required_argument, NULL, O_PER_USER},
-    {"max-running", required_argument, NULL, O_MAX_RUNNING},
-    {"until-empty", no_argument, NULL, O_UNTIL_EMPTY},
-    {"poll-ms", required_argument, NULL, O_POLL},
-    {"grace-ms", required_argument, NULL, O_GRACE},
-    {"jobs-dir", required_argument, NULL, O_QDIR},
+static const struct cli_opt queue_opts[] = {
+    {"max-per-user", 0, "N", O_PER_USER, "0: no limit", "running jobs per user at most",
+     CLI_VALUE_TEXT, NULL},
+    {"max-running", 0, "N", O_MAX_RUNNING, "0: no limit", "running jobs at most", CLI_VALUE_TEXT,
+     NULL},
+    {"until-empty", 0, NULL, O_UNTIL_EMPTY, NULL, "stop when the queue is empty and no job runs",
+     CLI_VALUE_TEXT, NULL},
+    {"poll-interval", 0, "DURATION", O_POLL, "200ms",
+     "how often it looks for free slices and ended jobs (a bare number is ms)", CLI_VALUE_TEXT,
+     NULL},
+    {"grace-period", 0, "DURATION", O_GRACE, "5s",
+     "an ended job's leftovers get SIGTERM, then SIGKILL this much later (a bare number is ms)",
+     CLI_VALUE_TEXT, NULL},
+    JOBS_DIR_OPT,
+    {"poll-ms", 0, "MS", O_POLL, NULL, NULL, CLI_VALUE_TEXT, "--poll-interval"},
+    {"grace-ms", 0, "MS", O_GRACE, NULL, NULL, CLI_VALUE_TEXT, "--grace-period"},
     {0},
+};
+
+static const struct cli_spec queue_spec = {
+    .opts = queue_opts,
+    .about = "Starts queued jobs as slices free up, fairly between users, until SIGTERM (running jobs\n"
+             "carry on under their shepherds). One per jobs directory.",
+    .examples = "gpuslice queue run --max-per-user 2\ngpuslice queue run --until-empty --poll-interval 250ms",
 };
 
 static int run_queue(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice queue run [--max-per-user N] [--max-running N] [--until-empty] [--poll-ms MS]\n"
-      "    [--grace-ms MS] [--jobs-dir DIR]";
   struct queue_opts o = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
   struct sigaction sa = {0};
   char dir[PATH_MAX];
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, queue_extra, on_queue_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_queue_opt, &o)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0)
     return rc;
   if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0)
@@ -229,13 +353,14 @@ static int run_queue(struct cli *c, int argc, char **argv)
   o.q.cfg = &c->cfg;
   o.q.stop = &stop_flag;
   o.q.on_event = on_event;
-  printf("queue: %s%s\n", dir, o.q.until_empty ? " (until empty)" : "");
-  fflush(stdout);
+  queue_log("serving %s%s", dir, o.q.until_empty ? " (until empty)" : "");
   if (gs_jobs_queue_run(&err, b, dir, &o.q) != 0)
     return cli_fail(&err);
-  if (stop_flag)
-    fprintf(stderr, "gpuslice queue: stopped; running jobs carry on under their shepherds\n");
-  return GS_EXIT_OK;
+  if (stop_flag) {
+    queue_log("stopped; running jobs carry on under their shepherds");
+    return GS_EXIT_OK;
+  }
+  return o.q.until_empty ? left_queued(dir) : GS_EXIT_OK;
 }
 
 /* ---- jobs ---- */
@@ -250,13 +375,22 @@ static void fmt_time(double t, char *out, size_t size)
     strftime(out, size, "%H:%M:%S", &tm);
 }
 
-static json_t *job_json(const struct gs_jobs_job *j)
+/* Whether a job has (or had) a log: it was handed a slice to run on. */
+static bool has_log(const struct gs_jobs_job *j)
+{
+  return j->state == GS_JOBS_RUNNING || j->state == GS_JOBS_LOST ||
+         (j->state == GS_JOBS_DONE && j->started > 0);
+}
+
+static json_t *job_json(const char *dir, const struct gs_jobs_job *j)
 {
   json_t *argv = json_array();
+  char log[PATH_MAX];
+  gs_jobs_log_path(dir, j->id, log);
   for (unsigned i = 0; i < j->argc; i++)
     json_array_append_new(argv, json_string(j->argv[i]));
   return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:o, s:i, s:s, s:s, s:f, s:o, s:o, s:o, "
-                   "s:o, s:s, s:o, s:I, s:s}",
+                   "s:o, s:s, s:o, s:o, s:I, s:s, s:o}",
                    "id", j->id, "user", j->user, "uid", (json_int_t)j->owner,
                    "state", gs_jobs_state_name(j->state), "mode",
                    gs_jobs_mode_name(j->req.mode), "profile", j->req.profile, "memory_mib",
@@ -266,36 +400,63 @@ static json_t *job_json(const struct gs_jobs_job *j)
                    "ended", j->ended > 0 ? json_real(j->ended) : json_null(),
                    "exit_status", j->state == GS_JOBS_DONE ? json_integer(j->exit_status) : json_null(),
                    "signal", j->signal ? json_integer(j->signal) : json_null(),
-                   "reason", j->reason, "pid", j->job_pid ? json_integer(j->job_pid) : json_null(),
-                   "leftovers_killed", (json_int_t)j->leftovers, "tracking", j->tracking);
+                   "reason", j->reason,
+                   "waits_for", j->state == GS_JOBS_QUEUED && j->waits
+                                    ? json_string(gs_jobs_wait_name(j->waits)) : json_null(),
+                   "pid", j->job_pid ? json_integer(j->job_pid) : json_null(),
+                   "leftovers_killed", (json_int_t)j->leftovers, "tracking", j->tracking,
+                   "log", has_log(j) && log[0] ? json_string(log) : json_null());
 }
 
-static void print_jobs(const struct gs_jobs_job *jobs, unsigned n)
+/* Below the table: why each queued job waits, why one was lost, refused
+ * or could not start, and what was left behind. */
+static void print_notes(const struct gs_jobs_job *jobs, unsigned n)
 {
-  printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %s\n", "ID", "USER", "STATE", "SLICE", "START",
-         "END", "EXIT", "COMMAND");
   for (unsigned i = 0; i < n; i++) {
     const struct gs_jobs_job *j = &jobs[i];
-    char start[16], end[16], ex[16], cmd[96] = "";
-    size_t used = 0;
+    if (j->state == GS_JOBS_QUEUED && j->reason[0])
+      printf("%s waits: %s\n", j->id, j->reason);
+    else if (j->state == GS_JOBS_QUEUED)
+      printf("%s waits: not looked at yet (is a `gpuslice queue run` serving this "
+             "directory?)\n", j->id);
+    else if (j->reason[0])
+      printf("%s %s: %s\n", j->id, gs_jobs_state_name(j->state), j->reason);
+    if (j->leftovers)
+      printf("%s: %u leftover process%s killed after the job ended (found by %s)\n", j->id,
+             j->leftovers, j->leftovers == 1 ? "" : "es", j->tracking);
+  }
+}
+
+static void print_jobs(const char *dir, const struct gs_jobs_job *jobs, unsigned n)
+{
+  char log[PATH_MAX];
+  int lw = 3;
+  for (unsigned i = 0; i < n; i++) {
+    gs_jobs_log_path(dir, jobs[i].id, log);
+    if (has_log(&jobs[i]) && (int)strlen(log) > lw)
+      lw = (int)strlen(log);
+  }
+  printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %-*s %s\n", "ID", "USER", "STATE", "SLICE",
+         "START", "END", "EXIT", lw, "LOG", "COMMAND");
+  for (unsigned i = 0; i < n; i++) {
+    const struct gs_jobs_job *j = &jobs[i];
+    char start[16], end[16], ex[16], cmd[96], slice[64];
     fmt_time(j->started, start, sizeof(start));
     fmt_time(j->ended, end, sizeof(end));
     if (j->state == GS_JOBS_DONE)
       snprintf(ex, sizeof(ex), "%d", j->exit_status);
     else
       snprintf(ex, sizeof(ex), "-");
-    for (unsigned k = 0; k < j->argc && used + 1 < sizeof(cmd); k++)
-      used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s", k ? " " : "", j->argv[k]);
-    printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %s\n", j->id, j->user,
-           gs_jobs_state_name(j->state),
-           j->slice_profile[0] ? j->slice_profile
-                               : (j->req.profile[0] ? j->req.profile : gs_jobs_mode_name(j->req.mode)),
-           start, end, ex, cmd);
+    command_text(j, cmd, sizeof(cmd));
+    if (j->slice_profile[0])
+      snprintf(slice, sizeof(slice), "%s", j->slice_profile);
+    else
+      request_text(&j->req, slice, sizeof(slice));
+    gs_jobs_log_path(dir, j->id, log);
+    printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %-*s %s\n", j->id, j->user,
+           gs_jobs_state_name(j->state), slice, start, end, ex, lw, has_log(j) ? log : "-", cmd);
   }
-  for (unsigned i = 0; i < n; i++)
-    if (jobs[i].leftovers)
-      printf("%s: %u leftover process%s killed after the job ended (found by %s)\n", jobs[i].id,
-             jobs[i].leftovers, jobs[i].leftovers == 1 ? "" : "es", jobs[i].tracking);
+  print_notes(jobs, n);
 }
 
 struct listing {
@@ -317,15 +478,46 @@ static void on_list_note(void *arg, const char *name, const struct gs_err *why)
   l->worst = GS_EXIT_STATE;
 }
 
+static const struct cli_opt dir_json_opts[] = {
+    JOBS_DIR_OPT,
+    CLI_OPT_JSON("print JSON (docs/jobs.md)"),
+    {0},
+};
+
+static const struct cli_spec jobs_spec = {
+    .opts = dir_json_opts,
+    .about = "Queued, running and finished jobs with their slice, start, end, exit status and log,\n"
+             "and why each queued one waits (only yours unless you are root).",
+    .examples = "gpuslice jobs\ngpuslice jobs --json | jq '.[] | select(.state == \"running\")'",
+};
+
+static const struct cli_opt log_opts[] = {
+    JOBS_DIR_OPT,
+    {0},
+};
+
+static const struct cli_spec log_spec = {
+    .operands = "ID",
+    .opts = log_opts,
+    .about = "Prints a queued job's output (stdout and stderr, <jobs dir>/queue/<ID>.log): only\n"
+             "your own jobs' unless you are root.",
+    .examples = "gpuslice jobs log j000042\ngpuslice jobs log j000042 | tail -20",
+};
+
+static const struct cli_spec claims_spec = {
+    .opts = dir_json_opts,
+    .about = "The claims ledger: which slice `run`, the queue's jobs and serve's workers hold.",
+    .examples = "gpuslice claims",
+};
+
 static int run_jobs(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice jobs [--jobs-dir DIR] [--json]";
   struct listing l = {0, GS_EXIT_OK};
   struct gs_jobs_job *jobs;
   struct gs_err err = {0};
   char dir[PATH_MAX];
   unsigned n;
-  int rc = dir_only(c, argc, argv, usage, dir);
+  int rc = dir_only(c, argc, argv, dir);
   if (rc <= 0)
     return -rc;
   rc = GS_EXIT_OK;
@@ -334,15 +526,58 @@ static int run_jobs(struct cli *c, int argc, char **argv)
   if (c->json) {
     json_t *arr = json_array();
     for (unsigned i = 0; i < n; i++)
-      json_array_append_new(arr, job_json(&jobs[i]));
+      json_array_append_new(arr, job_json(dir, &jobs[i]));
     rc = cli_print_json(arr);
   } else {
-    print_jobs(jobs, n);
+    print_jobs(dir, jobs, n);
     if (l.hidden)
       printf("(%u job%s of other users not shown)\n", l.hidden, l.hidden == 1 ? "" : "s");
   }
   gs_jobs_list_free(jobs, n);
   return rc ? rc : l.worst;
+}
+
+/* ---- jobs log ---- */
+
+/* Copies fd to stdout; 0 or an exit status. */
+static int copy_out(const char *id, int fd)
+{
+  char buf[65536];
+  ssize_t r;
+  while ((r = read(fd, buf, sizeof(buf))) != 0) {
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      struct gs_err err = {0};
+      gs_err_set(&err, GS_E_IO, "job %s's log: cannot read it: %s", id, strerror(errno));
+      return cli_fail(&err);
+    }
+    if (fwrite(buf, 1, (size_t)r, stdout) != (size_t)r)
+      return GS_EXIT_FAILED; /* stdout closed (a pager quit): nothing to say */
+  }
+  return fflush(stdout) == 0 ? GS_EXIT_OK : GS_EXIT_FAILED;
+}
+
+static int run_log(struct cli *c, int argc, char **argv)
+{
+  const char *jobs_dir = NULL;
+  struct gs_backend *b;
+  struct gs_err err = {0};
+  char dir[PATH_MAX];
+  int first, fd, rc;
+  if ((first = cli_getopt(c, argc, argv, on_dir_opt, &jobs_dir)) <= 0)
+    return -first;
+  if (first != argc - 1)
+    return cli_usage("name one job; usage: %s", cli_synopsis(c));
+  if ((rc = cli_backend(c, &b)) != 0)
+    return rc;
+  if (gs_jobs_dir(&err, b, jobs_dir, dir) != 0)
+    return cli_fail(&err);
+  if (gs_jobs_log_open(&err, dir, argv[first], &fd) != 0)
+    return cli_fail(&err);
+  rc = copy_out(argv[first], fd);
+  close(fd);
+  return rc;
 }
 
 /* ---- claims ---- */
@@ -360,13 +595,12 @@ static json_t *claim_json(const struct gs_jobs_claim *c)
 
 static int run_claims(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] = "gpuslice claims [--jobs-dir DIR] [--json]";
   struct gs_jobs_claim *cl;
   struct gs_err err = {0};
   char dir[PATH_MAX], since[16];
   unsigned n;
   int rc;
-  if ((rc = dir_only(c, argc, argv, usage, dir)) <= 0)
+  if ((rc = dir_only(c, argc, argv, dir)) <= 0)
     return -rc;
   if (gs_jobs_claims(&err, dir, &cl, &n) != 0)
     return cli_fail(&err);
@@ -392,11 +626,15 @@ static int run_claims(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_queue[] = {
-    {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false},
-    {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false},
-    {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true},
-    {NULL, "jobs", run_jobs, "queued, running and finished jobs", false},
+    {"queue", "submit", run_submit, "queue a command for a slice (spool directory)", false,
+     &submit_spec, false},
+    {"queue", "cancel", run_cancel, "cancel queued jobs, or send running ones SIGTERM", false,
+     &cancel_spec, false},
+    {"queue", "run", run_queue, "start queued jobs as slices free up, fairly between users", true,
+     &queue_spec, false},
+    {NULL, "jobs", run_jobs, "queued, running and finished jobs", false, &jobs_spec, false},
+    {"jobs", "log", run_log, "a queued job's output", false, &log_spec, false},
     {NULL, "claims", run_claims, "who holds which slice: run, queued jobs and serve's workers",
-     false},
+     false, &claims_spec, false},
     {0},
 };

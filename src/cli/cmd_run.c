@@ -8,7 +8,6 @@
 #include "jobs/jobs.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,24 +18,25 @@
 /* A job's leftovers: SIGTERM, then SIGKILL this much later. */
 #define RUN_GRACE_MS 5000
 
-enum { O_PROFILE = 300, O_MEMORY, O_CREATE, O_MODE, O_THREADS, O_JOBS_DIR, O_USER, O_NO_WAIT };
-
-static const struct option job_options[] = {
-    {"profile", required_argument, NULL, O_PROFILE},
-    {"memory", required_argument, NULL, O_MEMORY},
-    {"create", no_argument, NULL, O_CREATE},
-    {"mode", required_argument, NULL, O_MODE},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"jobs-dir", required_argument, NULL, O_JOBS_DIR},
-    {"user", required_argument, NULL, O_USER},
-    {"no-wait", no_argument, NULL, O_NO_WAIT},
+static const struct cli_opt run_opts[] = {
+    CLI_JOB_OPTS,
+    {"no-wait", 0, NULL, CLI_JOB_NO_WAIT, NULL, "fail at once when no slice is free",
+     CLI_VALUE_TEXT, NULL},
     {0},
 };
 
-const struct option *cli_job_options(void)
-{
-  return job_options;
-}
+static const struct cli_spec run_spec = {
+    .operands = "-- COMMAND ARGS...",
+    .operand = CLI_VALUE_COMMAND,
+    .opts = run_opts,
+    .about = "Claims a free slice (a MIG device of a profile, the smallest with enough memory, or a\n"
+             "time-sliced or MPS share of a GPU), runs the command pinned to it\n"
+             "(CUDA_VISIBLE_DEVICES=MIG-<uuid>) with its output streamed, and releases it. Waits\n"
+             "while none is free. Exits with the command's status.",
+    .examples = "gpuslice run --profile 1g.5gb -- python train.py\n"
+                "gpuslice run --memory 8GiB --create -- ./infer\n"
+                "gpuslice run --mode mps --thread-percentage 30 --memory 4GiB -- python infer.py",
+};
 
 int cli_job_opt(struct cli *c, int ch, const char *value, void *arg)
 {
@@ -45,30 +45,31 @@ int cli_job_opt(struct cli *c, int ch, const char *value, void *arg)
   unsigned long v;
   (void)c;
   switch (ch) {
-  case O_PROFILE:
+  case CLI_JOB_PROFILE:
     if (strlen(value) >= sizeof(o->req->profile) || !*value)
       return cli_usage("--profile '%.40s': expected a MIG profile such as 1g.5gb", value);
     snprintf(o->req->profile, sizeof(o->req->profile), "%s", value);
     return 0;
-  case O_MEMORY: o->memory = value; return 0;
-  case O_CREATE: o->req->create = true; return 0;
-  case O_JOBS_DIR: o->jobs_dir = value; return 0;
-  case O_NO_WAIT: o->no_wait = true; return 0;
-  case O_USER:
+  case CLI_JOB_MEMORY: o->memory = value; return 0;
+  case CLI_JOB_CREATE: o->req->create = true; return 0;
+  case CLI_JOB_DIR: o->jobs_dir = value; return 0;
+  case CLI_JOB_NO_WAIT: o->no_wait = true; return 0;
+  case CLI_JOB_USER:
     if (!*value || strlen(value) >= GS_JOBS_USER_SIZE || strpbrk(value, "/\n\t "))
       return cli_usage("--user '%.40s': expected a name without spaces or '/', under %d bytes",
                        value, GS_JOBS_USER_SIZE);
     o->user = value;
     return 0;
-  case O_MODE:
+  case CLI_JOB_MODE:
     if (gs_jobs_mode_parse(value, &o->req->mode) != 0)
       return cli_usage("--mode %s: expected mig (a MIG slice), timeslice or mps (a shared whole "
                        "GPU)", value);
     return 0;
-  case O_THREADS:
+  case CLI_JOB_THREADS:
     v = strtoul(value, &end, 10);
     if (!*value || *end || v < 1 || v > 100)
-      return cli_usage("--threads %s: expected an MPS active thread percentage, 1 to 100", value);
+      return cli_usage("--thread-percentage %s: expected an MPS active thread percentage, 1 to "
+                       "100", value);
     o->req->mps_threads = (unsigned)v;
     return 0;
   default: return cli_usage("unexpected option");
@@ -112,7 +113,7 @@ int cli_job_request(struct cli *c, struct cli_job_opts *o, struct gs_backend **b
     return cli_usage("--mode timeslice shares a whole GPU; for a MIG device use --profile alone, "
                      "or --mode mps --profile P to share one through MPS");
   if (r->mps_threads && r->mode != GS_JOBS_MPS)
-    return cli_usage("--threads is an MPS client limit; add --mode mps");
+    return cli_usage("--thread-percentage is an MPS client limit; add --mode mps");
   r->gpu = -1;
   if ((rc = cli_backend(c, b)) != 0)
     return rc;
@@ -218,10 +219,6 @@ static int run_on(struct cli *c, struct gs_backend *b, const char *dir, struct c
 
 static int run_run(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice run (--profile P | --memory SIZE [--create] | --mode timeslice | --mode mps\n"
-      "    [--profile P] [--threads PCT] [--memory SIZE]) [-i GPU] [--no-wait] [--user NAME]\n"
-      "    [--jobs-dir DIR] -- COMMAND ARGS...";
   struct gs_jobs_request req = {0};
   struct cli_job_opts o = {.req = &req};
   struct gs_jobs_claim cl;
@@ -229,10 +226,10 @@ static int run_run(struct cli *c, int argc, char **argv)
   struct gs_err err = {0};
   char dir[PATH_MAX], job[GS_JOBS_ID_SIZE];
   int first, rc, status;
-  if ((first = cli_getopt(c, argc, argv, usage, job_options, cli_job_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, cli_job_opt, &o)) <= 0)
     return -first;
   if (first >= argc || strcmp(argv[first - 1], "--") != 0)
-    return cli_usage("give the command after `--`; usage: %s", usage);
+    return cli_usage("give the command after `--`; usage: %s", cli_synopsis(c));
   if ((rc = cli_job_request(c, &o, &b)) != 0)
     return rc;
   if (gs_jobs_dir(&err, b, o.jobs_dir, dir) != 0)
@@ -252,6 +249,7 @@ static int run_run(struct cli *c, int argc, char **argv)
 /* `run` executes a user's command and may wait for a slice: the argument
  * fuzzer must not start it, hence open_ended. */
 const struct cli_verb cli_verbs_run[] = {
-    {NULL, "run", run_run, "run a command on a free slice (or a shared GPU), then release it", true},
+    {NULL, "run", run_run, "run a command on a free slice (or a shared GPU), then release it", true,
+     &run_spec, false},
     {0},
 };

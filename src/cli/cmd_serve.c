@@ -7,7 +7,6 @@
 #include "jobs/jobs.h"
 #include "serve/serve.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +52,12 @@ static int number(const char *v, const char *name, unsigned *out)
   return 0;
 }
 
+/* A DURATION option kept in milliseconds (a bare number is ms). */
+static int millis(const char *v, const char *name, unsigned *out)
+{
+  return cli_duration_in(name, v, 1000, 0, 86400000000ull, 1000, out);
+}
+
 /* The autoscaler's options; 0 or an exit code. */
 static int scale_opt(struct serve_opts *o, int ch, const char *value)
 {
@@ -95,9 +100,9 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_LOG_DIR: o->log_dir = value; return 0;
   case O_STATE_DIR: o->state_dir = value; return 0;
   case O_REPLICAS: return number(value, "--replicas", &o->replicas);
-  case O_TIMEOUT: return number(value, "--worker-timeout", &o->worker_timeout_ms);
+  case O_TIMEOUT: return millis(value, "--worker-timeout", &o->worker_timeout_ms);
   case O_INFLIGHT: return number(value, "--max-inflight", &o->max_inflight);
-  case O_DRAIN: return number(value, "--drain-timeout", &o->drain_ms);
+  case O_DRAIN: return millis(value, "--drain-timeout", &o->drain_ms);
   case O_PORTS: return number(value, "--port-base", &o->port_base);
   case O_EPHEMERAL: o->ephemeral = true; return 0;
   case O_BUDGET: case O_SLICES: case O_GROW: case O_SWINDOW: case O_COOLDOWN: case O_SHRINK:
@@ -120,33 +125,75 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   }
 }
 
-static const struct option serve_extra[] = {
-    {"listen", required_argument, NULL, O_LISTEN},
-    {"grpc-listen", required_argument, NULL, O_GRPC},
-    {"replicas", required_argument, NULL, O_REPLICAS},
-    {"policy", required_argument, NULL, O_POLICY},
-    {"log-dir", required_argument, NULL, O_LOG_DIR},
-    {"worker-timeout", required_argument, NULL, O_TIMEOUT},
-    {"max-inflight", required_argument, NULL, O_INFLIGHT},
-    {"drain-timeout", required_argument, NULL, O_DRAIN},
-    {"port-base", required_argument, NULL, O_PORTS},
-    {"ephemeral-ports", no_argument, NULL, O_EPHEMERAL},
-    {"admin-listen", required_argument, NULL, O_ADMIN},
-    {"admin-token", required_argument, NULL, O_TOKEN},
-    {"admin-token-file", required_argument, NULL, O_TOKEN_FILE},
-    {"ready-path", required_argument, NULL, O_READY},
-    {"max-conns", required_argument, NULL, O_CONNS},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"latency-budget", required_argument, NULL, O_BUDGET},
-    {"slices", required_argument, NULL, O_SLICES},
-    {"grow-profile", required_argument, NULL, O_GROW},
-    {"scale-window", required_argument, NULL, O_SWINDOW},
-    {"scale-cooldown", required_argument, NULL, O_COOLDOWN},
-    {"shrink-below", required_argument, NULL, O_SHRINK},
-    {"scale-state", required_argument, NULL, O_SSTATE},
-    {"state-dir", required_argument, NULL, O_STATE_DIR},
-    {"file", required_argument, NULL, 'f'},
+/* Also the serve file's keys (every row but -i, whose key is gpus). */
+static const struct cli_opt serve_opts[] = {
+    {"file", 'f', "FILE", 'f', "none",
+     "a YAML serve file: any option below as a key (gpuslice-serve.yaml(5)); the command line wins",
+     CLI_VALUE_FILE, NULL},
+    CLI_OPT_GPUS("every GPU", "the GPUs whose MIG devices get workers (key gpus:)"),
+    {"listen", 0, "HOST:PORT", O_LISTEN, "127.0.0.1:8000", "the load balancer's HTTP listener",
+     CLI_VALUE_TEXT, NULL},
+    {"grpc-listen", 0, "HOST:PORT", O_GRPC, "none", "also a gRPC listener (KServe v2)",
+     CLI_VALUE_TEXT, NULL},
+    {"admin-listen", 0, "HOST:PORT|off", O_ADMIN, "127.0.0.1:7463", "the admin API's own listener",
+     CLI_VALUE_TEXT, NULL},
+    {"admin-token", 0, "TOKEN", O_TOKEN, "none", "the admin API's bearer token (16+ characters)",
+     CLI_VALUE_TEXT, NULL},
+    {"admin-token-file", 0, "FILE", O_TOKEN_FILE, "none", "or the file whose first line it is",
+     CLI_VALUE_FILE, NULL},
+    {"replicas", 0, "N", O_REPLICAS, "1", "workers per MIG device, 1 to 64", CLI_VALUE_TEXT, NULL},
+    {"policy", 0, "p2c|rr", O_POLICY, "p2c", "power of two choices, or round-robin",
+     CLI_VALUE_CHOICE, NULL},
+    {"threads", 0, "N", O_THREADS, "the online cores", "the proxy's event-loop threads, 1 to 64",
+     CLI_VALUE_TEXT, NULL},
+    {"max-conns", 0, "N", O_CONNS, "1024",
+     "client connections at most (then the oldest idle one is closed)",
+     CLI_VALUE_TEXT, NULL},
+    {"max-inflight", 0, "N", O_INFLIGHT, "64", "requests at most per worker", CLI_VALUE_TEXT, NULL},
+    {"worker-timeout", 0, "DURATION", O_TIMEOUT, "30s",
+     "from a request sent to its last response byte; past it: 504 (a bare number is ms)",
+     CLI_VALUE_TEXT, NULL},
+    {"drain-timeout", 0, "DURATION", O_DRAIN, "10s",
+     "on SIGTERM, requests in flight get this long (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"log-dir", 0, "DIR", O_LOG_DIR, "none: inherited", "worker-<index>.log per worker here",
+     CLI_VALUE_DIR, NULL},
+    {"port-base", 0, "N", O_PORTS, "18000",
+     "worker i gets {port} N+3i, {grpc_port} +1, {metrics_port} +2", CLI_VALUE_TEXT, NULL},
+    {"ephemeral-ports", 0, NULL, O_EPHEMERAL, NULL, "or free ports the kernel picks",
+     CLI_VALUE_TEXT, NULL},
+    {"ready-path", 0, "PATH", O_READY, "/v2/health/ready", "a worker is ready when it answers 200 here",
+     CLI_VALUE_TEXT, NULL},
+    {"state-dir", 0, "DIR", O_STATE_DIR, "beside the emulator's state, else $XDG_STATE_HOME/gpuslice/serve",
+     "serve's pid file and its workers' records", CLI_VALUE_DIR, NULL},
+    {"latency-budget", 0, "pNN=DURATION", O_BUDGET, "none: no autoscaling",
+     "grow and shrink slices to keep this percentile under it, e.g. p90=50ms", CLI_VALUE_TEXT, NULL},
+    {"slices", 0, "MIN..MAX", O_SLICES, "1..7", "the autoscaler's bounds", CLI_VALUE_TEXT, NULL},
+    {"grow-profile", 0, "PROFILE", O_GROW, "the smallest", "the profile of slices it creates",
+     CLI_VALUE_PROFILE, NULL},
+    {"scale-window", 0, "DURATION", O_SWINDOW, "10s",
+     "the window latency is judged over", CLI_VALUE_TEXT, NULL},
+    {"scale-cooldown", 0, "DURATION", O_COOLDOWN, "10s",
+     "the least time between two changes", CLI_VALUE_TEXT, NULL},
+    {"shrink-below", 0, "FRACTION", O_SHRINK, "0.75",
+     "shrink when the percentile is under this fraction of the budget", CLI_VALUE_TEXT, NULL},
+    {"scale-state", 0, "FILE", O_SSTATE, "none", "where the autoscaler keeps its record",
+     CLI_VALUE_FILE, NULL},
     {0},
+};
+
+static const struct cli_spec serve_spec = {
+    .operands = "[-- COMMAND ARGS...]",
+    .operand = CLI_VALUE_COMMAND,
+    .opts = serve_opts,
+    .about = "One worker per MIG device of the selected GPUs (CUDA_VISIBLE_DEVICES=MIG-<uuid>,\n"
+             "restarted on crash) behind one load balancer with health checks, an admin API and\n"
+             "optional autoscaling. Placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port}\n"
+             "{uuid} {profile} {index}. SIGHUP re-reads the serve file and the devices. Under\n"
+             "systemd (Type=notify) it reports ready once a first worker is, and pings the watchdog.",
+    .examples = "gpuslice serve -- tritonserver --model-repository=/models --http-port={port}\n"
+                "gpuslice serve -f /etc/gpuslice/serve.yaml\n"
+                "gpuslice serve --latency-budget p90=50ms --slices 1..7 -- gpuslice worker "
+                "--listen '127.0.0.1:{port}' --profile '{profile}'",
 };
 
 /* The MIG devices of the selected GPUs, in GPU then device order; the count
@@ -197,7 +244,7 @@ static int apply_file(struct cli *c, struct serve_opts *o, const struct gs_serve
   unsigned from_cli = o->given;
   for (size_t i = 0; i < f->nopts; i++) {
     const struct gs_serve_file_opt *fo = &f->opts[i];
-    const struct option *x = serve_extra;
+    const struct cli_opt *x = serve_opts;
     int rc;
     if (strcmp(fo->key, "gpus") == 0) {
       if (!c->gpus)
@@ -206,7 +253,7 @@ static int apply_file(struct cli *c, struct serve_opts *o, const struct gs_serve
     }
     while (x->name && strcmp(x->name, fo->key) != 0)
       x++;
-    if (!x->name || ((from_cli >> (x->val - O_LISTEN)) & 1u))
+    if (!x->name || x->val < O_LISTEN || x->val >= O_END || ((from_cli >> (x->val - O_LISTEN)) & 1u))
       continue;
     if (x->val == O_EPHEMERAL) {
       if (strcmp(fo->value, "true") != 0 && strcmp(fo->value, "false") != 0)
@@ -239,11 +286,11 @@ static int load_file(struct cli *c, struct serve_opts *o, struct gs_serve_file *
   o->cli_given = o->given;
   o->cli_gpus = c->gpus != NULL;
   if (gs_file_read(&err, o->file, 1 << 20, &text, &len) != 0)
-    return cli_fail(&err);
+    return cli_fail_file(&err);
   rc = gs_serve_file_parse(&err, o->file, text, len, f);
   free(text);
   if (rc)
-    return cli_fail(&err);
+    return cli_fail_file(&err);
   return apply_file(c, o, *f);
 }
 
@@ -257,7 +304,7 @@ static int admin_token(struct serve_opts *o, char **buf)
     return cli_usage("give --admin-token or --admin-token-file, not both");
   if (o->admin_token_file) {
     if (gs_file_read(&err, o->admin_token_file, 4096, buf, &len) != 0)
-      return cli_fail(&err);
+      return cli_fail_file(&err);
     (*buf)[strcspn(*buf, "\r\n")] = 0;
     o->admin_token = *buf;
   }
@@ -305,9 +352,9 @@ static int apply_reloaded(struct serve_reload *rl, struct gs_proxy *proxy,
   struct serve_opts *o = rl->o, n = *o;
   bool gpus_changed = !o->cli_gpus && !same(file_value(old, "gpus"), file_value(f, "gpus"));
   int rc;
-  for (const struct option *x = serve_extra; x->name; x++) {
+  for (const struct cli_opt *x = serve_opts; x->name; x++) {
     const char *was = file_value(old, x->name), *now = file_value(f, x->name);
-    if (x->val < O_LISTEN || ((o->cli_given >> (x->val - O_LISTEN)) & 1u) || same(was, now))
+    if (x->val < O_LISTEN || x->val >= O_END || ((o->cli_given >> (x->val - O_LISTEN)) & 1u) || same(was, now))
       continue;
     if (x->val != O_POLICY && x->val != O_INFLIGHT && x->val != O_TIMEOUT) {
       printf("reload: %s changed in %s; it takes a restart\n", x->name, o->file);
@@ -377,7 +424,7 @@ static void defaults(struct serve_opts *o)
   if (!o->listen)
     o->listen = "127.0.0.1:8000";
   if (!o->admin_listen)
-    o->admin_listen = "127.0.0.1:8001";
+    o->admin_listen = "127.0.0.1:7463"; /* no common default: Triton's are 8000-8002 */
   if (!GIVEN(o, O_REPLICAS))
     o->replicas = 1;
   if (!GIVEN(o, O_DRAIN))
@@ -393,18 +440,8 @@ static void defaults(struct serve_opts *o)
 static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
                    struct gs_serve_file **f, char **token_buf, const char *const **cmd)
 {
-  static const char usage[] =
-      "gpuslice serve [-f serve.yaml] [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--replicas N] [--policy p2c|rr]\n"
-      "    [--log-dir DIR] [--worker-timeout MS] [--max-inflight N] [--drain-timeout MS]\n"
-      "    [--port-base N | --ephemeral-ports] [--ready-path PATH] [--max-conns N] [--threads N]\n"
-      "    [--admin-listen HOST:PORT|off] [--admin-token TOKEN | --admin-token-file FILE]\n"
-      "    [--latency-budget pNN=DURATION [--slices MIN..MAX] [--grow-profile PROFILE]\n"
-      "     [--scale-window DURATION] [--scale-cooldown DURATION] [--shrink-below FRACTION]\n"
-      "     [--scale-state FILE]] [--state-dir DIR]\n"
-      "    [-i GPUS] [-- COMMAND ARGS...]\n"
-      "  placeholders in COMMAND ARGS: {port} {grpc_port} {metrics_port} {uuid} {profile} {index}";
   int first, rc;
-  if ((first = cli_getopt(c, argc, argv, usage, serve_extra, on_serve_opt, o)) <= 0) {
+  if ((first = cli_getopt(c, argc, argv, on_serve_opt, o)) <= 0) {
     o->helped = first == 0;
     return -first;
   }
@@ -419,7 +456,7 @@ static int prepare(struct cli *c, int argc, char **argv, struct serve_opts *o,
     *cmd = (const char *const *)(*f)->command;
   else
     return cli_usage("give the worker command after `--` (or as command: in the serve file); "
-                     "usage: %s", usage);
+                     "usage: %s", cli_synopsis(c));
   if (!o->replicas || o->replicas > 64)
     return cli_usage("--replicas %u: expected 1 to 64", o->replicas);
   if (o->max_conns > GS_SERVE_LOOP_FDS - 4096)
@@ -524,6 +561,7 @@ static int run_serve(struct cli *c, int argc, char **argv)
   sc.super.argv = cmd;
   sc.on_reload = on_reload;
   sc.ctx = &rl;
+  cli_service_serve(&sc);
   if (file && (rl.files = calloc(1, sizeof(*rl.files))) != NULL) {
     rl.files[rl.nfiles++] = file;
     file = NULL; /* rl.files owns it now */
@@ -542,6 +580,7 @@ out:
 }
 
 const struct cli_verb cli_verbs_serve[] = {
-    {NULL, "serve", run_serve, "one worker per MIG device behind a load balancer", true},
+    {NULL, "serve", run_serve, "one worker per MIG device behind a load balancer", true,
+     &serve_spec, false},
     {0},
 };

@@ -4,7 +4,6 @@
  * relayout of a node under a running cluster (jobs/slurm.h; docs/slurm.md). */
 #include "cli/cli.h"
 
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,24 +24,133 @@ struct slurm_args {
   char host[HOST_NAME_MAX + 1];
 };
 
-static const struct option slurm_options[] = {
-    {"node", required_argument, NULL, OPT_NODE},
-    {"output", required_argument, NULL, OPT_OUT},
-    {"dev-root", required_argument, NULL, OPT_DEV_ROOT},
-    {"autodetect", no_argument, NULL, OPT_AUTODETECT},
-    {"node-lines", no_argument, NULL, OPT_NODE_LINES},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"extra", required_argument, NULL, OPT_EXTRA},
-    {"gres-conf", required_argument, NULL, OPT_GRES_CONF},
-    {"node-conf", required_argument, NULL, OPT_NODE_CONF},
-    {"file", required_argument, NULL, OPT_FILE},
-    {"slurmd-restart", required_argument, NULL, OPT_SLURMD_RESTART},
-    {"restart-controller", no_argument, NULL, OPT_RESTART_CTLD},
-    {"ctld-restart", required_argument, NULL, OPT_CTLD_RESTART},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"scontrol", required_argument, NULL, OPT_SCONTROL},
-    {"srun", required_argument, NULL, OPT_SRUN},
+#define NODE_OPT                                                                                   \
+  {"node", 'N', "NODE", OPT_NODE, "$SLURMD_NODENAME, else the short host name",                    \
+   "the node's NodeName", CLI_VALUE_TEXT, NULL}
+#define OUT_OPT                                                                                    \
+  {"output", 'o', "FILE", OPT_OUT, "stdout", "write the file (atomically) instead", CLI_VALUE_FILE, \
+   NULL}
+#define GRES_OPT                                                                                   \
+  {"gres-conf", 0, "FILE", OPT_GRES_CONF, "gres.conf beside $SLURM_CONF (/etc/slurm)",             \
+   "the node's gres.conf", CLI_VALUE_FILE, NULL}
+#define DEV_OPT                                                                                    \
+  {"dev-root", 0, "DIR", OPT_DEV_ROOT, "/dev", "the directory that stands for /dev", CLI_VALUE_DIR, \
+   NULL}
+#define AUTO_OPT                                                                                   \
+  {"autodetect", 0, NULL, OPT_AUTODETECT, NULL, "AutoDetect=nvml first; the records stay as its checks", \
+   CLI_VALUE_TEXT, NULL}
+#define EXTRA_OPT                                                                                  \
+  {"extra", 0, "WORDS", OPT_EXTRA, "none", "the node line's other words ('CPUs=64 ...')", CLI_VALUE_TEXT, \
+   NULL}
+#define CONFIG_OPT(help) {"config", 'c', "CONFIG", OPT_CONFIG, NULL, help, CLI_VALUE_CONFIG, NULL}
+#define TIMEOUT_OPT                                                                                \
+  {"timeout", 0, "DURATION", OPT_TIMEOUT, "5m",                                                    \
+   "the bound of each wait: jobs to end, Slurm to see the node (a bare number is seconds)",        \
+   CLI_VALUE_TEXT, NULL}
+#define TOOL_OPTS                                                                                  \
+  {"scontrol", 0, "PROGRAM", OPT_SCONTROL, "scontrol", "Slurm's scontrol", CLI_VALUE_FILE, NULL},   \
+      {"srun", 0, "PROGRAM", OPT_SRUN, "srun", "Slurm's srun (the probe jobs)", CLI_VALUE_FILE, NULL}
+
+static const struct cli_opt gres_opts[] = {
+    CLI_OPT_GPUS("every GPU", CLI_GPUS_HELP),
+    NODE_OPT,
+    {"node-lines", 0, NULL, OPT_NODE_LINES, NULL, "every line names the node (a file shared by nodes)",
+     CLI_VALUE_TEXT, NULL},
+    DEV_OPT,
+    AUTO_OPT,
+    OUT_OPT,
     {0},
+};
+
+static const struct cli_opt node_conf_opts[] = {
+    CLI_OPT_GPUS("every GPU", CLI_GPUS_HELP),
+    NODE_OPT,
+    CONFIG_OPT("the layout's config name: Features=...,mig-CONFIG"),
+    EXTRA_OPT,
+    OUT_OPT,
+    {0},
+};
+
+static const struct cli_opt prolog_opts[] = {
+    NODE_OPT,
+    GRES_OPT,
+    {0},
+};
+
+static const struct cli_opt relayout_opts[] = {
+    {"file", 'f', "FILE", OPT_FILE, NULL, "the layout file, as apply's -f (required)", CLI_VALUE_FILE,
+     NULL},
+    CONFIG_OPT("the config to apply (required)"),
+    {"node-conf", 0, "FILE", OPT_NODE_CONF, NULL,
+     "the file with the node's slurm.conf line, which slurm.conf Includes (required)",
+     CLI_VALUE_FILE, NULL},
+    NODE_OPT,
+    GRES_OPT,
+    DEV_OPT,
+    AUTO_OPT,
+    EXTRA_OPT,
+    {"slurmd-restart", 0, "CMD", OPT_SLURMD_RESTART, "systemctl restart slurmd",
+     "how slurmd is restarted", CLI_VALUE_TEXT, NULL},
+    {"restart-controller", 0, NULL, OPT_RESTART_CTLD, NULL,
+     "also restart slurmctld, then resume the node and probe it", CLI_VALUE_TEXT, NULL},
+    {"ctld-restart", 0, "CMD", OPT_CTLD_RESTART, "systemctl restart slurmctld",
+     "how slurmctld is restarted", CLI_VALUE_TEXT, NULL},
+    TIMEOUT_OPT,
+    TOOL_OPTS,
+    {0},
+};
+
+static const struct cli_opt resume_opts[] = {
+    NODE_OPT,
+    CONFIG_OPT("the config the node now runs (for its Features)"),
+    GRES_OPT,
+    TIMEOUT_OPT,
+    TOOL_OPTS,
+    {0},
+};
+
+static const struct cli_spec gres_spec = {
+    .opts = gres_opts,
+    .about = "One Name=gpu record per MIG device (Type=<profile>, MultipleFiles= its GPU and\n"
+             "nvidia-caps files) and per whole GPU (Type=<model>), for the node's gres.conf.",
+    .examples = "gpuslice slurm gres -o /etc/slurm/gres.conf\ngpuslice slurm gres -N node1 --node-lines",
+};
+
+static const struct cli_spec node_conf_spec = {
+    .opts = node_conf_opts,
+    .about = "The slurm.conf NodeName line: Gres= counts per type in gres.conf's order, and\n"
+             "Features=mig,<model>[,mig-<CONFIG>] (users pick a layout with sbatch -C).",
+    .examples = "gpuslice slurm node-conf -c all-balanced --extra 'CPUs=64 RealMemory=500000'",
+};
+
+static const struct cli_spec prolog_spec = {
+    .opts = prolog_opts,
+    .about = "Slurm's Prolog: exit 1 (Slurm drains the node and requeues the job) when the node's\n"
+             "layout is no longer the one its gres.conf was written from.",
+    .examples = "gpuslice slurm prolog -N node1 --gres-conf /etc/slurm/gres.conf",
+};
+
+static const struct cli_spec task_prolog_spec = {
+    .opts = prolog_opts,
+    .about = "Slurm's TaskProlog: prints `export CUDA_VISIBLE_DEVICES=MIG-<uuid>,...` for the GPUs\n"
+             "Slurm gave the job (SLURM_STEP_GPUS or SLURM_JOB_GPUS: indices in Slurm's order).",
+    .examples = "gpuslice slurm task-prolog -N node1",
+};
+
+static const struct cli_spec relayout_spec = {
+    .opts = relayout_opts,
+    .about = "Drains the node, waits for its jobs, applies CONFIG, rewrites gres.conf and the node\n"
+             "line, restarts slurmd; with --restart-controller also slurmctld, then resumes the node\n"
+             "and runs a probe job per type (else: restart slurmctld, then `gpuslice slurm resume`).",
+    .examples = "gpuslice slurm relayout -f layouts.yaml -c all-1g.5gb "
+                "--node-conf /etc/slurm/nodes.d/node3.conf",
+};
+
+static const struct cli_spec resume_spec = {
+    .opts = resume_opts,
+    .about = "After slurmctld restarted: waits until it reports the node's new Gres, resumes the\n"
+             "node and runs one probe job per type (the end of `slurm relayout`).",
+    .examples = "gpuslice slurm resume -N node3 -c all-1g.5gb",
 };
 
 static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
@@ -50,7 +158,6 @@ static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
   struct slurm_args *a = arg;
   const char **slot[] = {[OPT_OUT] = &a->out, [OPT_FILE] = &a->file, [OPT_NODE] = &a->o.node,
                          [OPT_CONFIG] = &a->o.config};
-  char *end;
   (void)c;
   if (ch < (int)GS_NITEMS(slot) && slot[ch]) {
     *slot[ch] = v;
@@ -68,11 +175,8 @@ static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
   case OPT_CTLD_RESTART: a->ctld_restart = v; break;
   case OPT_SCONTROL: a->scontrol = v; break;
   case OPT_SRUN: a->srun = v; break;
-  case OPT_TIMEOUT:
-    a->timeout = (unsigned)strtoul(v, &end, 10);
-    if (*end || !*v || *v == '-' || a->timeout == 0 || a->timeout > 86400)
-      return cli_usage("--timeout '%s': expected seconds, 1 to 86400", v);
-    break;
+  case OPT_TIMEOUT: /* whole seconds; a bare number is seconds */
+    return cli_duration_in("--timeout", v, 1000000, 1000000, 86400000000ull, 1000000, &a->timeout);
   default:
     return cli_usage("unexpected option");
   }
@@ -82,15 +186,15 @@ static int on_slurm_opt(struct cli *c, int ch, const char *v, void *arg)
 /* Options, then the defaults Slurm's own daemons would use: the node is
  * $SLURMD_NODENAME (set for prologs) or the short host name; gres.conf sits
  * beside $SLURM_CONF (else /etc/slurm/slurm.conf). */
-static int slurm_getopt(struct cli *c, int argc, char **argv, const char *usage, struct slurm_args *a,
+static int slurm_getopt(struct cli *c, int argc, char **argv, struct slurm_args *a,
                         char gres_buf[PATH_MAX])
 {
   const char *conf = getenv("SLURM_CONF"), *slash;
-  int first = cli_getopt(c, argc, argv, usage, slurm_options, on_slurm_opt, a);
+  int first = cli_getopt(c, argc, argv, on_slurm_opt, a);
   if (first <= 0)
     return first;
   if (first < argc)
-    return -cli_usage("%s: unexpected argument; usage: %s", argv[first], usage);
+    return -cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   if (!a->o.node && (a->o.node = getenv("SLURMD_NODENAME")) == NULL) {
     if (gethostname(a->host, sizeof(a->host) - 1) != 0)
       return -cli_usage("cannot read the host name; name the node with -N");
@@ -108,15 +212,14 @@ static int slurm_getopt(struct cli *c, int argc, char **argv, const char *usage,
 
 /* gres and node-conf: the node's records through one of plan's writers, to
  * stdout or atomically to -o FILE. */
-static int write_records(struct cli *c, int argc, char **argv, const char *usage,
-                         gs_jobs_slurm_writer fn)
+static int write_records(struct cli *c, int argc, char **argv, gs_jobs_slurm_writer fn)
 {
   unsigned gpus[GS_BACKEND_MAX_GPUS];
   struct slurm_args a = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
   char gres[PATH_MAX], *text = NULL;
-  int ngpu = 0, rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  int ngpu = 0, rc, first = slurm_getopt(c, argc, argv, &a, gres);
   if (first <= 0)
     return -first;
   if ((rc = cli_backend(c, &b)) != 0)
@@ -136,46 +239,34 @@ static int write_records(struct cli *c, int argc, char **argv, const char *usage
 
 static int run_gres(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice slurm gres [-i GPUS] [-N NODE --node-lines] [--dev-root DIR] [--autodetect] [-o FILE]\n"
-      "  one Name=gpu record per MIG device (Type=<profile>, MultipleFiles=GPU and nvidia-caps files)\n"
-      "  and per whole GPU (Type=<model>); --node-lines: every line names the node (a shared file);\n"
-      "  --dev-root: the directory standing for /dev; --autodetect: AutoDetect=nvml, records as checks";
-  return write_records(c, argc, argv, usage, gs_plan_slurm_gres);
+  return write_records(c, argc, argv, gs_plan_slurm_gres);
 }
 
 static int run_node_conf(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice slurm node-conf [-i GPUS] [-N NODE] [-c CONFIG] [--extra 'CPUs=64 ...'] [-o FILE]\n"
-      "  the slurm.conf NodeName line: Gres= counts per type, in gres.conf's order, and\n"
-      "  Features=mig,<model>[,mig-<CONFIG>] (users pick a layout with sbatch -C)";
-  return write_records(c, argc, argv, usage, gs_plan_slurm_node);
+  return write_records(c, argc, argv, gs_plan_slurm_node);
 }
 
-/* Reads gres.conf for the prologs: a missing file is the admin's to fix. */
+/* Reads gres.conf for the prologs: a missing file is the admin's to fix
+ * (exit 2, as any file the command line names; Slurm drains on any failure). */
 static int read_gres(const char *path, char **text, size_t *len)
 {
   struct gs_err err = {0};
   if (gs_file_read(&err, path, 4u << 20, text, len) != 0) {
     fprintf(stderr, "gpuslice: gres.conf %s: %s (name it with --gres-conf)\n", path, err.msg);
-    return GS_EXIT_FAILED;
+    return err.code == GS_E_NO_MEMORY ? GS_EXIT_FAILED : GS_EXIT_USAGE;
   }
   return 0;
 }
 
 static int run_prolog(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice slurm prolog [-N NODE] [--gres-conf FILE]\n"
-      "  Slurm's Prolog: fails (so Slurm drains the node and requeues the job) when the node's\n"
-      "  layout is no longer the one its gres.conf was written from";
   struct slurm_args a = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
   char gres[PATH_MAX], *text = NULL;
   size_t len = 0;
-  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  int rc, first = slurm_getopt(c, argc, argv, &a, gres);
   if (first <= 0)
     return -first;
   if ((rc = read_gres(a.gres_conf, &text, &len)) != 0 || (rc = cli_backend(c, &b)) != 0) {
@@ -209,17 +300,13 @@ static const char *job_gpus(void)
 
 static int run_task_prolog(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice slurm task-prolog [-N NODE] [--gres-conf FILE]\n"
-      "  Slurm's TaskProlog: prints `export CUDA_VISIBLE_DEVICES=MIG-<uuid>,...` for the GPUs\n"
-      "  Slurm gave the job (SLURM_STEP_GPUS or SLURM_JOB_GPUS: indices in Slurm's order)";
   struct slurm_args a = {0};
   struct gs_backend *b;
   struct gs_err err = {0};
   char gres[PATH_MAX], *text = NULL, uuids[4096];
   const char *gpus = job_gpus();
   size_t len = 0;
-  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  int rc, first = slurm_getopt(c, argc, argv, &a, gres);
   if (first <= 0)
     return -first;
   if (!gpus)
@@ -296,25 +383,17 @@ static void relayout_defaults(struct slurm_args *a, struct gs_jobs_relayout *r)
 
 static int run_relayout(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice slurm relayout -f FILE -c CONFIG --node-conf FILE [-N NODE] [--gres-conf FILE]\n"
-      "       [--dev-root DIR] [--autodetect] [--extra WORDS] [--slurmd-restart CMD]\n"
-      "       [--restart-controller [--ctld-restart CMD]] [--timeout SECONDS]\n"
-      "  drains the node, waits for its jobs, applies CONFIG, rewrites gres.conf and the node line\n"
-      "  (--node-conf: the file slurm.conf Includes), restarts slurmd; with --restart-controller\n"
-      "  also slurmctld, then resumes the node and runs a probe job per type (else: restart\n"
-      "  slurmctld yourself, then `gpuslice slurm resume`)";
   struct slurm_args a = {0};
   struct gs_jobs_relayout r = {.arg = "slurm relayout: "};
   struct gs_backend *b;
   struct gs_err err = {0};
   char gres[PATH_MAX], self[PATH_MAX], *dry[16], *apply[16];
-  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  int rc, first = slurm_getopt(c, argc, argv, &a, gres);
   if (first <= 0)
     return -first;
   if (!a.file || !a.o.config || !a.node_conf)
     return cli_usage("slurm relayout: -f FILE, -c CONFIG and --node-conf FILE are required; usage: %s",
-                     usage);
+                     cli_synopsis(c));
   if ((rc = cli_backend(c, &b)) != 0 || (rc = apply_argv(c, b, &a, true, self, dry)) != 0 ||
       (rc = apply_argv(c, b, &a, false, self, apply)) != 0)
     return rc;
@@ -332,16 +411,12 @@ static int run_relayout(struct cli *c, int argc, char **argv)
 
 static int run_resume(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice slurm resume [-N NODE] [-c CONFIG] [--timeout SECONDS]\n"
-      "  after slurmctld restarted: waits until it reports the node's new Gres, resumes the node\n"
-      "  and runs one probe job per type (the end of `slurm relayout`)";
   struct slurm_args a = {0};
   struct gs_jobs_relayout r = {.arg = "slurm resume: "};
   struct gs_backend *b;
   struct gs_err err = {0};
   char gres[PATH_MAX];
-  int rc, first = slurm_getopt(c, argc, argv, usage, &a, gres);
+  int rc, first = slurm_getopt(c, argc, argv, &a, gres);
   if (first <= 0)
     return -first;
   if ((rc = cli_backend(c, &b)) != 0)
@@ -355,11 +430,17 @@ static int run_resume(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_slurm[] = {
-    {"slurm", "gres", run_gres, "gres.conf for this node's MIG devices and whole GPUs", false},
-    {"slurm", "node-conf", run_node_conf, "the slurm.conf NodeName line (Gres= counts, Features=)", false},
-    {"slurm", "prolog", run_prolog, "Prolog: fail when the layout drifted from gres.conf", false},
-    {"slurm", "task-prolog", run_task_prolog, "TaskProlog: export the job's MIG UUIDs", false},
-    {"slurm", "relayout", run_relayout, "drain, apply a layout, update Slurm, resume, probe", true},
-    {"slurm", "resume", run_resume, "after slurmctld restarted: resume the node and probe it", true},
+    {"slurm", "gres", run_gres, "gres.conf for this node's MIG devices and whole GPUs", false,
+     &gres_spec, false},
+    {"slurm", "node-conf", run_node_conf, "the slurm.conf NodeName line (Gres= counts, Features=)",
+     false, &node_conf_spec, false},
+    {"slurm", "prolog", run_prolog, "Prolog: fail when the layout drifted from gres.conf", false,
+     &prolog_spec, false},
+    {"slurm", "task-prolog", run_task_prolog, "TaskProlog: export the job's MIG UUIDs", false,
+     &task_prolog_spec, false},
+    {"slurm", "relayout", run_relayout, "drain, apply a layout, update Slurm, resume, probe", true,
+     &relayout_spec, false},
+    {"slurm", "resume", run_resume, "after slurmctld restarted: resume the node and probe it", true,
+     &resume_spec, false},
     {0},
 };

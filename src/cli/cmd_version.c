@@ -6,9 +6,17 @@
 
 #include <string.h>
 
-static const char version_usage[] = "gpuslice version [--json]\n"
-                                    "  prints gpuslice's version, and the NVIDIA driver's and NVML's\n"
-                                    "  when libnvidia-ml.so.1 loads (nothing about emulated GPUs)";
+static const struct cli_opt version_opts[] = {
+    CLI_OPT_JSON("print {version, git, driver, nvml} as JSON"),
+    {0},
+};
+
+static const struct cli_spec version_spec = {
+    .opts = version_opts,
+    .about = "gpuslice's version (and `git describe` when built from a checkout), and the NVIDIA\n"
+             "driver's and NVML's when libnvidia-ml.so.1 loads (nothing about emulated GPUs).",
+    .examples = "gpuslice version\ngpuslice --version",
+};
 
 /* Fills driver and nvml when the real driver answers; false when there is none. */
 static bool driver_versions(struct cli *c, char *driver, char *nvml, size_t size)
@@ -28,12 +36,12 @@ static bool driver_versions(struct cli *c, char *driver, char *nvml, size_t size
 int cli_version(struct cli *c, int argc, char **argv)
 {
   char driver[96] = "", nvml[96] = "";
-  int first = cli_getopt(c, argc, argv, version_usage, NULL, NULL, NULL);
+  int first = cli_getopt(c, argc, argv, NULL, NULL);
   bool have;
   if (first <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("%s: unexpected argument; usage: %s", argv[first], version_usage);
+    return cli_usage("%s: unexpected argument; usage: %s", argv[first], cli_synopsis(c));
   have = driver_versions(c, driver, nvml, sizeof(driver));
   if (c->json)
     return cli_print_json(json_pack("{s:s, s:s?, s:s?, s:s?}", "version", GS_VERSION, "git",
@@ -47,6 +55,7 @@ int cli_version(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_version[] = {
-    {NULL, "version", cli_version, "the program's version, and the driver's when one is loaded", false},
+    {NULL, "version", cli_version, "the program's version, and the driver's when one is loaded",
+     false, &version_spec, false},
     {0},
 };

@@ -6,7 +6,6 @@
 #include "geometry/geometry.h"
 #include "worker/worker.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,8 +55,14 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
     if ((rc = number(value, "--time-scale", &o->time_scale)) == 0 && o->time_scale > 1000)
       return cli_usage("--time-scale %s: at most 1000", value);
     return rc;
-  case O_HDR_TIMEOUT: rc = number(value, "--header-timeout", &o->lim.read_timeout_ms); break;
-  case O_IDLE: rc = number(value, "--idle-timeout", &o->lim.idle_timeout_ms); break;
+  case O_HDR_TIMEOUT: /* bare numbers are the milliseconds these took before units */
+    rc = cli_duration_in("--header-timeout", value, 1000, 1000, 86400000000ull, 1000,
+                         &o->lim.read_timeout_ms);
+    break;
+  case O_IDLE:
+    rc = cli_duration_in("--idle-timeout", value, 1000, 1000, 86400000000ull, 1000,
+                         &o->lim.idle_timeout_ms);
+    break;
   case O_MAX_HEADER: rc = number(value, "--max-header", &v), o->lim.max_header = v; break;
   case O_MAX_BODY: rc = number(value, "--max-body", &v), o->lim.max_body = v; break;
   default: return cli_usage("unexpected option");
@@ -65,21 +70,40 @@ static int on_worker_opt(struct cli *c, int ch, const char *value, void *arg)
   return rc;
 }
 
-static const struct option worker_extra[] = {
-    {"listen", required_argument, NULL, O_LISTEN},
-    {"grpc-listen", required_argument, NULL, O_GRPC},
-    {"model", required_argument, NULL, O_MODEL},
-    {"profile", required_argument, NULL, O_PROFILE},
-    {"sms", required_argument, NULL, O_SMS},
-    {"full-gpu", no_argument, NULL, O_FULL},
-    {"share", required_argument, NULL, O_SHARE},
-    {"time-scale", required_argument, NULL, O_TSCALE},
-    {"gpu", required_argument, NULL, O_GPU},
-    {"header-timeout", required_argument, NULL, O_HDR_TIMEOUT},
-    {"idle-timeout", required_argument, NULL, O_IDLE},
-    {"max-header", required_argument, NULL, O_MAX_HEADER},
-    {"max-body", required_argument, NULL, O_MAX_BODY},
+static const struct cli_opt worker_opts[] = {
+    {"listen", 0, "HOST:PORT", O_LISTEN, "127.0.0.1:8000", "the HTTP listener (port 0: any free one)",
+     CLI_VALUE_TEXT, NULL},
+    {"grpc-listen", 0, "HOST:PORT", O_GRPC, "none", "also a KServe v2 gRPC listener",
+     CLI_VALUE_TEXT, NULL},
+    {"model", 0, "flower|bert-large", O_MODEL, "both", "a model it serves (repeat for several)",
+     CLI_VALUE_CHOICE, NULL},
+    {"profile", 0, "PROFILE", O_PROFILE, "none", "the MIG slice it models", CLI_VALUE_PROFILE, NULL},
+    {"sms", 0, "N", O_SMS, "none", "or a slice of N SMs", CLI_VALUE_TEXT, NULL},
+    {"full-gpu", 0, NULL, O_FULL, NULL, "or the whole GPU (the default)", CLI_VALUE_TEXT, NULL},
+    {"gpu", 0, "MODEL", O_GPU, "a100-40gb", "the GPU model the slice is cut from", CLI_VALUE_MODEL,
+     NULL},
+    {"share", 0, "N", O_SHARE, "1", "workers time-slicing the slice without MIG", CLI_VALUE_TEXT,
+     NULL},
+    {"time-scale", 0, "N", O_TSCALE, "1", "slow every modelled time down N times (1 to 1000)",
+     CLI_VALUE_TEXT, NULL},
+    {"header-timeout", 0, "DURATION", O_HDR_TIMEOUT, "10s",
+     "a request's headers must arrive within it (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"idle-timeout", 0, "DURATION", O_IDLE, "60s",
+     "an idle connection is closed after it (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"max-header", 0, "BYTES", O_MAX_HEADER, "16384", "the largest request head", CLI_VALUE_TEXT,
+     NULL},
+    {"max-body", 0, "BYTES", O_MAX_BODY, "67108864", "the largest request body", CLI_VALUE_TEXT,
+     NULL},
     {0},
+};
+
+static const struct cli_spec worker_spec = {
+    .opts = worker_opts,
+    .about = "EMULATED: no GPU is used. A KServe v2 (Triton-compatible) HTTP and gRPC server whose\n"
+             "inference time is modelled for its slice (profile size, sharing) from published\n"
+             "figures; it stands in for Triton under `gpuslice serve` on emulated GPUs.",
+    .examples = "gpuslice worker --listen 127.0.0.1:9000 --profile 1g.5gb\n"
+                "gpuslice serve -- gpuslice worker --listen '127.0.0.1:{port}' --profile '{profile}'",
 };
 
 /* The slice's SMs and a name for it, from the GPU model's tables. */
@@ -88,8 +112,10 @@ static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *f
 {
   const struct gs_geom_model *m = gs_geom_model_find(o->gpu);
   const struct gs_geom_gi_profile *p;
+  char hint[512];
   if (!m)
-    return cli_usage("--gpu %s: unknown GPU model (`gpuslice layouts` lists them)", o->gpu);
+    return cli_usage("--gpu %s: unknown GPU model; %s", o->gpu,
+                     gs_geom_model_hint(o->gpu, hint, sizeof(hint)));
   if ((o->profile != NULL) + (o->sms != 0) + o->full > 1)
     return cli_usage("give one of --profile, --sms and --full-gpu");
   *full = m->sms;
@@ -111,10 +137,6 @@ static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *f
 
 static int run_worker(struct cli *c, int argc, char **argv)
 {
-  static const char usage[] =
-      "gpuslice worker [--listen HOST:PORT] [--grpc-listen HOST:PORT] [--model flower|bert-large]... "
-      "[--profile 1g.5gb | --sms N | --full-gpu] [--gpu a100-40gb] [--share N] [--time-scale N] "
-      "[--header-timeout MS] [--idle-timeout MS] [--max-header BYTES] [--max-body BYTES]";
   struct worker_opts o = {.listen = "127.0.0.1:8000", .gpu = "a100-40gb", .share = 1};
   struct gs_worker_config cfg = {0};
   struct gs_worker *w = NULL;
@@ -123,10 +145,10 @@ static int run_worker(struct cli *c, int argc, char **argv)
   unsigned port = 0, gport = 0;
   int fd = -1, gfd = -1, rc, first;
   gs_http_limits_default(&o.lim);
-  if ((first = cli_getopt(c, argc, argv, usage, worker_extra, on_worker_opt, &o)) <= 0)
+  if ((first = cli_getopt(c, argc, argv, on_worker_opt, &o)) <= 0)
     return -first;
   if (first < argc)
-    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], usage);
+    return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if ((rc = resolve_slice(&o, &cfg.sms, &cfg.full_sms, slice, sizeof(slice))) != 0)
     return rc;
   cfg.models = o.nmodels ? o.models : NULL;
@@ -162,6 +184,7 @@ static int run_worker(struct cli *c, int argc, char **argv)
 }
 
 const struct cli_verb cli_verbs_worker[] = {
-    {NULL, "worker", run_worker, "emulated KServe v2 inference server (Triton's stand-in)", true},
+    {NULL, "worker", run_worker, "emulated KServe v2 inference server (Triton's stand-in)", true,
+     &worker_spec, false},
     {0},
 };

@@ -68,6 +68,47 @@ const struct gs_geom_model *gs_geom_model_find(const char *what)
   return sku ? sku->model : NULL;
 }
 
+/* True when one of list's comma-separated names is what followed by '-'. */
+static bool list_extends(const char *list, const char *what)
+{
+  size_t n = strlen(what);
+  while (list && *list) {
+    if (strncasecmp(list, what, n) == 0 && list[n] == '-')
+      return true;
+    list = strchr(list, ',');
+    list = list ? list + 1 : NULL;
+  }
+  return false;
+}
+
+const char *gs_geom_model_hint(const char *what, char *buf, size_t size)
+{
+  unsigned n, nb, found = 0;
+  const struct gs_geom_model *const *all = gs_geom_models(&n);
+  const struct gs_geom_sku *const *boards = gs_geom_skus(&nb);
+  size_t used = 0;
+  buf[0] = 0;
+  for (unsigned i = 0; what && *what && i < n; i++) {
+    bool hit = list_extends(all[i]->key, what) || list_extends(all[i]->aliases, what);
+    for (unsigned b = 0; b < nb && !hit; b++)
+      hit = boards[b]->model == all[i] && list_extends(boards[b]->key, what);
+    if (hit && used < size)
+      used += (size_t)snprintf(buf + used, size - used, "%s%s", found++ ? ", " : "", all[i]->key);
+  }
+  if (found == 1) {
+    char one[64];
+    snprintf(one, sizeof(one), "%s", buf);
+    snprintf(buf, size, "did you mean %s?", one);
+  } else if (found > 1) {
+    char list[512];
+    snprintf(list, sizeof(list), "%s", buf);
+    snprintf(buf, size, "short for several GPU models: %s; name one", list);
+  } else {
+    snprintf(buf, size, "`gpuslice models` lists them");
+  }
+  return buf;
+}
+
 const struct gs_geom_model *gs_geom_model_at(const struct gs_geom_model *m, unsigned driver)
 {
   while (m->before && driver < m->since)

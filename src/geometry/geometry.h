@@ -121,6 +121,12 @@ const struct gs_geom_model *const *gs_geom_models(unsigned *count);
 /* Finds a model by key, alias, or a board's key, NVML name (with or without
  * "NVIDIA ") or PCI id ("0x20B010DE"), case-insensitively. NULL when unknown. */
 const struct gs_geom_model *gs_geom_model_find(const char *what);
+/* Why `what` names no model, for a message after "unknown GPU model '...'":
+ * a short name that starts several models' names ("a100") lists them
+ * ("short for several GPU models: a100-40gb, a100-80gb; name one"), one
+ * such model is suggested, else "`gpuslice models` lists them". Never
+ * resolves: a name that is not exact is refused (buf holds the text). */
+const char *gs_geom_model_hint(const char *what, char *buf, size_t size);
 /* The tables a driver shows for m (m itself for the newest drivers). */
 const struct gs_geom_model *gs_geom_model_at(const struct gs_geom_model *m, unsigned driver);
 

@@ -205,7 +205,7 @@ enum {
 #define B_A100_40GB \
   .key = "a100-40gb", \
   .name = "NVIDIA A100-SXM4-40GB", \
-  .aliases = "a100,a100-sxm4-40gb", \
+  .aliases = "a100-sxm4-40gb", /* not "a100": it is a100-80gb's too (gs_geom_model_hint) */ \
   .pci_id = 0x20B010DE,                   /* [GPUOP; MOCK] */ \
   .arch = GS_GEOM_AMPERE, \
   .compute_slices = 7, \
@@ -251,7 +251,7 @@ enum {
 #define B_H100_80GB \
   .key = "h100-80gb", \
   .name = "NVIDIA H100 80GB HBM3", \
-  .aliases = "h100,h100-sxm,h100-sxm5-80gb", \
+  .aliases = "h100-sxm,h100-sxm5-80gb", /* not "h100": four models start so */ \
   .pci_id = 0x233010DE,                   /* [MOCK; GPUOP group] */ \
   .arch = GS_GEOM_HOPPER, \
   .compute_slices = 7, \

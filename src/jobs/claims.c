@@ -113,13 +113,17 @@ static json_t *claim_json(const struct gs_jobs_claim *c)
                    "job_pid", c->job_pid, "job_start", (json_int_t)c->job_start, "since", c->since);
 }
 
-/* Appends the claims of one ledger file, claims/<name>, to cl: only a
- * regular file named for its owner's uid and that nobody else may write;
- * anything else is skipped (it says nothing about anyone). */
+/* Appends the claims of one ledger file, claims/<name>, to cl. Our own is
+ * our state file: anything wrong with it (a link, a FIFO, another's, a
+ * mode others may write) is an error naming it. Another user's is read
+ * only when it is a regular file of the account its name says, that no one
+ * else may write (util's safe open with OTHER_ACCOUNT, then the owner);
+ * anything else is skipped: it says nothing about anyone. */
 static int load_file(struct gs_err *err, const char *cdir, const char *name, struct claims *cl)
 {
   char path[PATH_MAX], *text, *end;
   unsigned long uid = strtoul(name, &end, 10);
+  bool own = uid == (unsigned long)geteuid();
   struct gs_jobs_claim *arr;
   struct stat st;
   size_t len;
@@ -127,13 +131,18 @@ static int load_file(struct gs_err *err, const char *cdir, const char *name, str
   int fd, rc;
   if (end == name || strcmp(end, ".json") != 0 || (rc = gs__jobs_path(err, path, cdir, name)))
     return 0;
-  if (gs__jobs_open_regular(NULL, path, &fd, &st) != 0)
+  rc = gs_file_open_private(own ? err : NULL, path, own ? 0 : GS_FILE_OTHER_ACCOUNT, &fd, &st);
+  if (rc == GS_E_NOT_FOUND) { /* removed since the listing */
+    gs_err_clear(err);
     return 0;
-  if (st.st_uid != uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+  }
+  if (rc)
+    return own ? rc : 0;
+  if (st.st_uid != uid) {
     close(fd);
     return 0;
   }
-  rc = gs__jobs_read_fd(err, path, fd, 4u << 20, &text, &len);
+  rc = gs_file_read_fd(err, path, fd, 4u << 20, &text, &len);
   close(fd);
   if (rc)
     return rc;
@@ -523,11 +532,16 @@ static int claim_mig(struct gs_err *err, struct gs_backend *b, const struct gs_j
   if (!pk.found) {
     const char *hint = req->create ? " and no room to create one" :
                                      " (pass --create to make one from free capacity)";
+    char what[GS_GEOM_NAME_SIZE + 48];
     if (req->profile[0])
-      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s MIG device%s", req->profile,
-                        hint);
-    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free MIG device with %.2f GiB%s",
-                      (double)req->memory_mib / 1024.0, hint);
+      snprintf(what, sizeof(what), "%s MIG device", req->profile);
+    else
+      snprintf(what, sizeof(what), "MIG device with %.2f GiB", (double)req->memory_mib / 1024.0);
+    if (!pk.matching)
+      return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s%s", what, hint);
+    return gs_err_set(err, GS_E_INSUFFICIENT_RESOURCES, "no free %s: %s %u on the selected GPUs "
+                      "%s in use%s", what, pk.matching == 1 ? "the" : "all", pk.matching,
+                      pk.matching == 1 ? "is" : "are", hint);
   }
   claim_device(c, &pk.dev);
   c->mode = GS_JOBS_MIG;
@@ -633,7 +647,7 @@ static void stamp(struct gs_jobs_claim *c, const char *job, const char *user, pi
   snprintf(c->job, sizeof(c->job), "%s", job);
   snprintf(c->user, sizeof(c->user), "%s", user);
   c->owner_pid = (int)owner;
-  c->owner_start = gs__jobs_proc_start((int)owner);
+  c->owner_start = gs_proc_start((int)owner);
   c->since = gs__jobs_now();
   c->uid = (unsigned)geteuid();
 }
@@ -775,7 +789,7 @@ int gs_jobs_claim_started(struct gs_err *err, struct gs_backend *b, const char *
 {
   int rc;
   c->job_pid = (int)job_pid;
-  c->job_start = gs__jobs_proc_start((int)job_pid);
+  c->job_start = gs_proc_start((int)job_pid);
   if ((rc = update(err, dir, c, set_job, c)) != 0)
     return rc;
   if (gs__jobs_emulated(b)) {
@@ -800,7 +814,7 @@ int gs_jobs_claim_adopt(struct gs_err *err, const char *dir, struct gs_jobs_clai
   struct gs_jobs_claim next = *c;
   int rc;
   next.owner_pid = (int)owner;
-  next.owner_start = gs__jobs_proc_start((int)owner);
+  next.owner_start = gs_proc_start((int)owner);
   if ((rc = update(err, dir, c, set_owner, &next)) == 0)
     *c = next;
   return rc;

@@ -29,22 +29,25 @@ bool gs__jobs_emulated(struct gs_backend *b)
   return gs_backend_emulated(b);
 }
 
-static int default_dir(struct gs_backend *b, char out[PATH_MAX])
+/* $GPUSLICE_JOBS_DIR, else beside the emulator's state, else "jobs" in the
+ * user's state directory; never a fixed name in a shared one (/tmp). */
+static int default_dir(struct gs_err *err, struct gs_backend *b, char out[PATH_MAX])
 {
-  const char *env = getenv("GPUSLICE_JOBS_DIR"), *xdg = getenv("XDG_STATE_HOME"),
-             *home = getenv("HOME");
-  int n;
+  const char *env = getenv("GPUSLICE_JOBS_DIR");
+  char state[PATH_MAX];
+  int n, rc;
   if (env && *env)
     n = snprintf(out, PATH_MAX, "%s", env);
   else if (gs__jobs_emulated(b))
     n = snprintf(out, PATH_MAX, "%s.jobs", gs_backend_state_base(b));
-  else if (xdg && *xdg)
-    n = snprintf(out, PATH_MAX, "%s/gpuslice/jobs", xdg);
-  else if (home && *home)
-    n = snprintf(out, PATH_MAX, "%s/.local/state/gpuslice/jobs", home);
+  else if ((rc = gs_file_state_dir(err, "GPUSLICE_JOBS_DIR=DIR (or pass --jobs-dir DIR)", state)))
+    return rc;
   else
-    n = snprintf(out, PATH_MAX, "/tmp/gpuslice-jobs-%u", (unsigned)getuid());
-  return n < 0 || n >= PATH_MAX ? -1 : 0;
+    n = snprintf(out, PATH_MAX, "%s/jobs", state);
+  if (n < 0 || n >= PATH_MAX - 64)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the jobs directory path is too long; set "
+                      "GPUSLICE_JOBS_DIR to a shorter one");
+  return 0;
 }
 
 int gs_jobs_dir(struct gs_err *err, struct gs_backend *b, const char *override, char out[PATH_MAX])
@@ -55,13 +58,15 @@ int gs_jobs_dir(struct gs_err *err, struct gs_backend *b, const char *override, 
     if (strlen(override) >= PATH_MAX - 64)
       return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--jobs-dir %.64s...: path is too long",
                         override);
-    snprintf(out, PATH_MAX, "%s", override);
-  } else if (default_dir(b, out) != 0) {
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "the jobs directory path is too long; set "
-                      "GPUSLICE_JOBS_DIR to a shorter one");
+    if (out != override) /* callers may pass one buffer for both */
+      snprintf(out, PATH_MAX, "%s", override);
+  } else if ((rc = default_dir(err, b, out)) != 0) {
+    return rc;
   }
+  /* Created private (0700); a shared one is made by its administrator.
+   * Checked on every use: another user's directory could hand us jobs. */
   if ((rc = gs__jobs_path(err, probe, out, "x")) != 0 ||
-      (rc = gs_file_make_parent(err, probe)) != 0)
+      (rc = gs_file_make_parent(err, probe)) != 0 || (rc = gs_file_check_dir(err, out)) != 0)
     return rc;
   return gs__jobs_layout(err, out);
 }
@@ -123,26 +128,9 @@ int gs_jobs_mode_parse(const char *text, enum gs_jobs_mode *out)
 
 /* ---- processes ---- */
 
-uint64_t gs__jobs_proc_start(int pid)
-{
-  char buf[1024];
-  const char *p;
-  unsigned long long start = 0;
-  if (!(p = gs_proc_stat(pid, buf, sizeof(buf))))
-    return 0;
-  /* After ')': state is field 3; starttime is field 22. */
-  if (sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
-                " %*d %llu", &start) != 1)
-    return 0;
-  /* A zombie has exited: its slice is free even before it is reaped. */
-  if (p[1] == 'Z')
-    return 0;
-  return start ? start : 1;
-}
-
 bool gs__jobs_alive(int pid, uint64_t start)
 {
-  uint64_t now = gs__jobs_proc_start(pid);
+  uint64_t now = gs_proc_start(pid);
   return now != 0 && (start == 0 || now == start);
 }
 

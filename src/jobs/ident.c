@@ -1,10 +1,10 @@
 /* ident.c: who a job is and where its files may live. The kernel says who
- * submitted a job (the owner of its file, from fstat on a descriptor opened
- * without following links), never the file's text; this file looks that uid
- * up as an account, becomes it before exec, writes the job's files as it,
- * and keeps a jobs directory that several users share (mode 1777) in a
- * shape where each can add files and nobody can replace another's. Knows
- * no scheduling and no GPUs. */
+ * submitted a job (the owner of its file, from the fstat of util's safe open,
+ * gs_file_open_private), never the file's text; this file looks that uid up
+ * as an account, becomes it before exec, writes the job's files as it, and
+ * keeps a jobs directory that several users share (mode 1777) in a shape
+ * where each can add files and nobody can replace another's. Knows no
+ * scheduling and no GPUs. */
 #include "jobs/internal.h"
 
 #include <errno.h>
@@ -17,65 +17,6 @@
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- opening a file the way a privileged reader must ---- */
-
-int gs__jobs_open_regular(struct gs_err *err, const char *path, int *fd, struct stat *st)
-{
-  int e;
-  /* O_NONBLOCK: a FIFO planted at the path must not hang us; O_NOFOLLOW: a
-   * link must not make us read (as root) a file its planter cannot. */
-  do
-    *fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  while (*fd < 0 && errno == EINTR);
-  if (*fd < 0) {
-    e = errno;
-    if (e == ENOENT)
-      return gs_err_set(err, GS_E_NOT_FOUND, "%s: no such file", path);
-    if (e == EACCES || e == EPERM)
-      return gs_err_set(err, GS_E_NO_PERMISSION, "%s: %s", path, strerror(e));
-    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: cannot open: %s", path,
-                      e == ELOOP ? "it is a symbolic link" : strerror(e));
-  }
-  if (fstat(*fd, st) != 0 || !S_ISREG(st->st_mode)) {
-    close(*fd);
-    *fd = -1;
-    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: not a regular file", path);
-  }
-  return 0;
-}
-
-int gs__jobs_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **text,
-                     size_t *len)
-{
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap + 1);
-  ssize_t r;
-  while (buf) {
-    if (n == cap) {
-      char *more = cap > limit ? NULL : realloc(buf, 2 * cap + 1);
-      if (!more)
-        break;
-      buf = more, cap *= 2;
-    }
-    do
-      r = read(fd, buf + n, cap - n);
-    while (r < 0 && errno == EINTR);
-    if (r < 0) {
-      free(buf);
-      return gs_err_set(err, GS_E_IO, "%s: cannot read: %s", path, strerror(errno));
-    }
-    if (r == 0) {
-      buf[n] = 0;
-      *text = buf, *len = n;
-      return 0;
-    }
-    n += (size_t)r;
-  }
-  free(buf);
-  return n > limit ? gs_err_set(err, GS_E_CORRUPT_STATE, "%s: larger than %zu bytes", path, limit)
-                   : gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory reading it", path);
-}
 
 /* ---- accounts ---- */
 
@@ -175,24 +116,69 @@ static int shared_subdir(struct gs_err *err, const char *dir, const struct stat 
   return 0;
 }
 
+/* Lock file `name` of a shared dir: made with the layout by root (or the
+ * dir's owner), mode 0644, and opened read-only for flock by everyone else.
+ * gpuslice trusts a lock file only if it is the caller's or root's
+ * (gs_file_open_private), so one a user made would be refused by all the
+ * others; and its maker could remove it and part those who hold the old
+ * one from those who lock a new one. */
+static int shared_lock(struct gs_err *err, const char *dir, const struct stat *dst,
+                       const char *name)
+{
+  char path[PATH_MAX];
+  struct stat st;
+  bool maker = geteuid() == 0 || geteuid() == dst->st_uid;
+  int rc = gs__jobs_path(err, path, dir, name), fd;
+  if (rc)
+    return rc;
+  rc = gs_file_open_private(err, path, maker ? GS_FILE_CREATE : 0, &fd, &st);
+  if (rc == GS_E_NOT_FOUND)
+    return gs_err_set(err, GS_E_NO_PERMISSION, "%s is shared (mode 1777) and has no %s yet; root "
+                      "creates it: run `gpuslice jobs --jobs-dir %s` once as root", dir, name, dir);
+  if (rc == GS_E_NO_PERMISSION)
+    return gs_err_set(err, rc, "%s: every user of the shared %s must be able to read it; fix: "
+                      "chmod 644 %s", path, dir, path);
+  if (rc)
+    return rc;
+  /* The umask may have left it 0600, which only its maker can lock. */
+  if (st.st_uid == geteuid() && !(st.st_mode & S_IROTH) && fchmod(fd, 0644) == 0)
+    st.st_mode |= S_IRGRP | S_IROTH;
+  close(fd);
+  if ((st.st_uid != 0 && st.st_uid != dst->st_uid) || !(st.st_mode & S_IROTH))
+    return gs_err_set(err, GS_E_NO_PERMISSION, "%s: in a shared jobs directory it must be a file "
+                      "of root's (or of %s's owner), mode 0644, not uid %u's mode %04o; fix: "
+                      "chown root %s && chmod 644 %s", path, dir, (unsigned)st.st_uid,
+                      (unsigned)(st.st_mode & 07777), path, path);
+  return 0;
+}
+
+/* A private dir's subdirectory, made by the caller. */
+static int private_subdir(struct gs_err *err, const char *dir, const char *name)
+{
+  char path[PATH_MAX];
+  int rc = gs__jobs_path(err, path, dir, name), e;
+  if (rc || mkdir(path, 0755) == 0 || (e = errno) == EEXIST)
+    return rc;
+  if (e == EACCES)
+    return gs_err_set(err, GS_E_NO_PERMISSION, "%s: cannot create: %s; the jobs directory %s is "
+                      "another user's: give one of your own (GPUSLICE_JOBS_DIR=DIR, or pass "
+                      "--jobs-dir DIR), or have root share it (mode 1777, docs/jobs.md)",
+                      path, strerror(e), dir);
+  return gs_err_set(err, GS_E_IO, "%s: cannot create: %s", path, strerror(e));
+}
+
 int gs__jobs_layout(struct gs_err *err, const char *dir)
 {
   static const char *const subdirs[] = {"queue", "queue/bad", "claims"};
-  char path[PATH_MAX];
+  static const char *const locks[] = {"queue.lock", "queue-runner.lock", "claims.json.lock"};
   struct stat dst;
-  int rc;
+  int rc = 0;
   if (stat(dir, &dst) != 0 || !S_ISDIR(dst.st_mode))
     return gs_err_set(err, GS_E_IO, "%s: not a directory", dir);
-  for (size_t i = 0; i < GS_NITEMS(subdirs); i++) {
-    if (shared_mode(dst.st_mode)) {
-      if ((rc = shared_subdir(err, dir, &dst, subdirs[i])) != 0)
-        return rc;
-      continue;
-    }
-    if ((rc = gs__jobs_path(err, path, dir, subdirs[i])) != 0)
-      return rc;
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-      return gs_err_set(err, GS_E_IO, "%s: cannot create: %s", path, strerror(errno));
-  }
-  return 0;
+  for (size_t i = 0; rc == 0 && i < GS_NITEMS(subdirs); i++)
+    rc = shared_mode(dst.st_mode) ? shared_subdir(err, dir, &dst, subdirs[i])
+                                  : private_subdir(err, dir, subdirs[i]);
+  for (size_t i = 0; rc == 0 && shared_mode(dst.st_mode) && i < GS_NITEMS(locks); i++)
+    rc = shared_lock(err, dir, &dst, locks[i]);
+  return rc;
 }

@@ -9,9 +9,7 @@
 
 #include "jobs/jobs.h"
 
-/* Start time of a live process (field 22 of /proc/<pid>/stat), 0 if it is gone. */
-uint64_t gs__jobs_proc_start(int pid);
-/* True while pid runs and (when start != 0) is the same process. */
+/* True while pid runs and (when start != 0) is the same process (gs_proc_start). */
 bool gs__jobs_alive(int pid, uint64_t start);
 double gs__jobs_now(void);
 /* True on emulated GPUs. */
@@ -43,14 +41,6 @@ char **gs__jobs_env_with(char *const *add);
 int gs__jobs_path(struct gs_err *err, char out[PATH_MAX], const char *dir, const char *name);
 
 /* ---- identity and files (ident.c) ---- */
-
-/* Opens path read-only, never following a link nor blocking on a FIFO, and
- * fstats it: a regular file only. GS_E_NOT_FOUND, GS_E_NO_PERMISSION
- * (another user's private file), else GS_E_CORRUPT_STATE saying what it is. */
-int gs__jobs_open_regular(struct gs_err *err, const char *path, int *fd, struct stat *st);
-/* Reads fd to its end (at most limit bytes) into a NUL-terminated heap buffer. */
-int gs__jobs_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **text,
-                     size_t *len);
 
 /* An account from the password database. */
 struct gs__jobs_account {
@@ -105,8 +95,9 @@ int gs__jobs_edit(struct gs_err *err, const char *dir, const char *id,
                   bool (*fn)(struct gs_jobs_job *j, void *arg), void *arg);
 
 /* Makes queue/, queue/bad/ and claims/ in dir. In a shared dir (mode 1777)
- * they must be root's (or the dir owner's) with mode 1777; only they create
- * them, and a wrong one is refused with the fix. */
+ * they must be root's (or the dir owner's) with mode 1777, and so must the
+ * lock files queue.lock, queue-runner.lock and claims.json.lock, mode 0644;
+ * only they create them, and a wrong one is refused with the fix. */
 int gs__jobs_layout(struct gs_err *err, const char *dir);
 
 #endif

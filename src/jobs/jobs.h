@@ -173,6 +173,20 @@ enum gs_jobs_state {
 };
 const char *gs_jobs_state_name(enum gs_jobs_state s);
 
+/* Why a queued job waits, as the queue runner found it at its last pass
+ * (the job's reason says it in words). */
+enum gs_jobs_wait {
+  GS_JOBS_WAIT_NONE,        /* not waiting, or no runner has looked at it yet */
+  GS_JOBS_WAIT_SLICE,       /* every slice it may have is in use */
+  GS_JOBS_WAIT_LAYOUT,      /* no such slice on the current layout: it stays queued (a
+                               layout may add one) and holds up none of its user's jobs */
+  GS_JOBS_WAIT_USER_LIMIT,  /* its user runs --max-per-user jobs */
+  GS_JOBS_WAIT_QUEUE_LIMIT, /* --max-running jobs run */
+  GS_JOBS_WAIT_TURN,        /* an older job of its user, or a fairer user's, goes first */
+};
+/* "", "slice", "layout", "user-limit", "queue-limit", "turn". */
+const char *gs_jobs_wait_name(enum gs_jobs_wait w);
+
 struct gs_jobs_job {
   char id[GS_JOBS_ID_SIZE];           /* "j000042": ascending in submission order */
   char user[GS_JOBS_USER_SIZE];
@@ -189,10 +203,12 @@ struct gs_jobs_job {
   uint64_t shepherd_start;
   unsigned leftovers;                 /* processes it left behind, ended after it */
   char tracking[16];                  /* how they were found: "cgroup", "subreaper" */
-  char reason[GS_ERR_MSG_SIZE];       /* LOST, REFUSED, or a failed start: why */
-  /* From the kernel, not the file's text: its owner (who the job runs as),
-   * group and permission bits. */
-  unsigned owner, owner_gid, file_mode;
+  char reason[GS_ERR_MSG_SIZE];       /* LOST, REFUSED, a failed start: why; QUEUED: why
+                                         it waits */
+  enum gs_jobs_wait waits;            /* QUEUED: why it waits, in one word */
+  /* From the kernel, not the file's text: its owner (who the job runs as)
+   * and group. */
+  unsigned owner, owner_gid;
 };
 
 /* Frees a job's strings; free(NULL) safe. */
@@ -229,6 +245,12 @@ int gs_jobs_job_parse(struct gs_err *err, const char *origin, const char *text, 
 int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_jobs_state *was);
 /* The job's output file: <dir>/queue/<id>.log. */
 void gs_jobs_log_path(const char *dir, const char *id, char out[PATH_MAX]);
+/* Opens job id's log for reading (*fd), for its own user or root only
+ * (GS_E_NO_PERMISSION otherwise): never through a link or anything but a
+ * regular file, and only one its job's user owns (GS_E_CORRUPT_STATE
+ * saying whose it is otherwise). GS_E_NOT_FOUND for no such job, or one
+ * with no log yet (queued, cancelled: the message says why). */
+int gs_jobs_log_open(struct gs_err *err, const char *dir, const char *id, int *fd);
 
 struct gs_jobs_queue_opts {
   const struct gs_backend_config *cfg; /* each shepherd opens its own backend */
@@ -238,7 +260,11 @@ struct gs_jobs_queue_opts {
   unsigned grace_ms;                   /* a job's leftovers: SIGTERM to SIGKILL; 0: 5000 */
   bool until_empty;                    /* return once nothing is queued or running */
   volatile int *stop;                  /* set by a signal handler: return */
-  /* Told of each start and each job found lost (may be NULL). */
+  /* Told of what the queue sees and does (may be NULL), `what` being
+   * "submitted" (a job new since the last pass), "waits" (its reason
+   * changed), "started", "ended" (DONE: exit status, times, slice,
+   * leftovers), "lost", "refused", and for files that are not jobs to run
+   * "set aside", "not a job", "skipped" (reason says why). */
   void (*on_event)(void *arg, const struct gs_jobs_job *job, const char *what);
   void *arg;
 };
@@ -247,7 +273,10 @@ struct gs_jobs_queue_opts {
  * reruns them: a job is started at most once), then starts queued jobs in
  * fair order (the user with the fewest running jobs first, then the one who
  * started least recently; within a user, oldest first) while slices are free
- * and limits allow. Each start forks a shepherd that outlives the queue. */
+ * and limits allow. Each start forks a shepherd that outlives the queue.
+ * Every job left queued gets why it waits (written to its file when that
+ * changed). *active counts the jobs queued (but for those the layout
+ * blocks), running, or still holding a claim. */
 int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir,
                        const struct gs_jobs_queue_opts *o, unsigned *started, unsigned *active);
 /* Passes until *stop, or until empty with until_empty. */

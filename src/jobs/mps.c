@@ -51,7 +51,7 @@ static int load(struct gs_err *err, const char *path, struct gs_jobs_mps *m)
   size_t len;
   uint64_t gpu;
   int64_t pid;
-  int rc = gs_file_read(err, path, 1u << 16, &text, &len);
+  int rc = gs_file_read_private(err, path, 1u << 16, 0, &text, &len);
   memset(m, 0, sizeof(*m));
   if (rc)
     return rc;
@@ -132,7 +132,7 @@ static int read_pid(const char *pipe_dir)
   int pid = 0;
   snprintf(path, sizeof(path), "%s/nvidia-cuda-mps-control.pid", pipe_dir);
   for (int tries = 0; tries < 50 && !pid; tries++) {
-    if (gs_file_read(NULL, path, 64, &text, &len) == 0) {
+    if (gs_file_read_private(NULL, path, 64, 0, &text, &len) == 0) {
       pid = atoi(text);
       free(text);
     }

@@ -6,12 +6,15 @@
  * claim names it before its shepherd runs, a RUNNING job counts as running
  * only while its shepherd (pid and start time) lives and holds its claim,
  * and one that does not is marked LOST, never rerun. Files that are not
- * valid jobs are moved aside, one line each, and the rest goes on. */
+ * valid jobs are moved aside, one line each, and the rest goes on. Each
+ * pass writes why every job left queued waits into its file, and tells the
+ * caller what it saw happen (submitted, ended). */
 #include "jobs/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,8 @@ static bool mark_running(struct gs_jobs_job *j, void *arg)
   a->moved = true;
   j->state = GS_JOBS_RUNNING;
   j->started = gs__jobs_now();
+  j->waits = GS_JOBS_WAIT_NONE;
+  j->reason[0] = 0;
   j->gpu = a->c->gpu;
   snprintf(j->slice_uuid, sizeof(j->slice_uuid), "%s", a->c->uuid);
   snprintf(j->slice_profile, sizeof(j->slice_profile), "%s", a->c->profile);
@@ -108,7 +113,7 @@ static int run_tracked(struct gs_err *err, struct gs_backend *b, const char *dir
 static int shepherd(const struct gs_jobs_queue_opts *o, const char *dir, struct gs_jobs_job *j,
                     struct gs_jobs_claim *c, const struct gs__jobs_account *as)
 {
-  struct running_args ra = {c, (int)getpid(), gs__jobs_proc_start((int)getpid()), false};
+  struct running_args ra = {c, (int)getpid(), gs_proc_start((int)getpid()), false};
   struct done_args da = {127, 0, 0, NULL, NULL};
   struct gs_jobs_track track;
   struct gs__jobs_spawn sp = {.stdin_fd = -1, .track = &track, .as = as, .new_session = true};
@@ -187,7 +192,7 @@ static int start_shepherd(struct gs_err *err, struct gs_backend *b, const char *
       _exit(0);
     /* The queue adopted the claim for us after the fork: match its record. */
     c->owner_pid = (int)getpid();
-    c->owner_start = gs__jobs_proc_start(c->owner_pid);
+    c->owner_start = gs_proc_start(c->owner_pid);
     _exit(shepherd(o, dir, j, c, as));
   }
   close(go[0]);
@@ -353,29 +358,23 @@ static void on_note(void *arg, const char *name, const struct gs_err *why)
 }
 
 /* Leaves out of this pass (locally CANCELLED, never written) the jobs this
- * runner must not start: another user's (for a user's runner), a file
- * others may write or of a uid that is no account (for root's, which
- * then moves it aside), and a job handed to a shepherd that never recorded
- * it running (so nothing restarts in a loop). */
+ * runner must not start: another user's (for a user's runner), and a job
+ * handed to a shepherd that never recorded it running (so nothing restarts
+ * in a loop). A file others may write or of a uid that is no account never
+ * gets here: reading it failed (read_job), and on_note set it aside. */
 static void screen(const struct screen *sc, struct gs_jobs_job *jobs, unsigned n,
                    const struct gs_jobs_claim *c, unsigned nc)
 {
   for (unsigned i = 0; i < n; i++) {
     struct gs_jobs_job *j = &jobs[i];
-    struct gs__jobs_account a;
     char name[GS_JOBS_ID_SIZE + 8], why[PATH_MAX + 2 * GS_ERR_MSG_SIZE] = "";
     snprintf(name, sizeof(name), "%s.json", j->id);
     if (geteuid() != 0 && j->owner != (unsigned)geteuid())
       foreign(sc, name, j->owner);
-    else if (j->file_mode & (S_IWGRP | S_IWOTH))
-      snprintf(why, sizeof(why), "%s/queue/%s: others may write it (mode %04o), and a job runs "
-               "as its file's owner", sc->dir, name, j->file_mode);
-    else if (gs__jobs_account(NULL, j->owner, &a) != 0)
-      snprintf(why, sizeof(why), "%s/queue/%s: owned by uid %u, which is no account here",
-               sc->dir, name, j->owner);
     else if (j->state == GS_JOBS_QUEUED && !has_claim(c, nc, j->id) && memo_has(&handed, j->id))
       snprintf(why, sizeof(why), "%s/queue/%s: handed to a shepherd that never recorded it "
-               "running (%s)", sc->dir, name, j->reason[0] ? j->reason : "no reason recorded");
+               "running (%s)", sc->dir, name,
+               j->reason[0] && !j->waits ? j->reason : "no reason recorded");
     else
       continue;
     if (why[0])
@@ -453,14 +452,136 @@ static bool same_request(const struct gs_jobs_request *a, const struct gs_jobs_r
          a->memory_mib == b->memory_mib && a->create == b->create && a->gpu == b->gpu;
 }
 
-/* True when a blocked user's waiting job asks for the same as j. */
-static bool waits_behind(const struct gs_jobs_job *jobs, const struct user *u, unsigned nu,
-                         const struct gs_jobs_job *j)
+/* A blocked user's waiting job that asks for the same as j, or NULL. */
+static const struct gs_jobs_job *waits_behind(const struct gs_jobs_job *jobs,
+                                              const struct user *u, unsigned nu,
+                                              const struct gs_jobs_job *j)
 {
   for (unsigned i = 0; i < nu; i++)
     if (u[i].blocked && u[i].next >= 0 && same_request(&jobs[u[i].next].req, &j->req))
-      return true;
-  return false;
+      return &jobs[u[i].next];
+  return NULL;
+}
+
+/* ---- why a queued job waits ---- */
+
+/* Why job i of a pass waits (the pass's array, as jobs[]). */
+struct wait {
+  enum gs_jobs_wait why;
+  char reason[GS_ERR_MSG_SIZE];
+};
+
+static void GS_PRINTF(3, 4) wait_is(struct wait *w, enum gs_jobs_wait why, const char *fmt, ...)
+{
+  va_list ap;
+  w->why = why;
+  va_start(ap, fmt);
+  vsnprintf(w->reason, sizeof(w->reason), fmt, ap);
+  va_end(ap);
+}
+
+/* Why each job left queued that the pass did not try waits: no slice on
+ * the layout (as found when last tried: that outlasts any other reason),
+ * its user's limit, the queue's, or an older job of its user that waits. */
+static void explain(const struct gs_jobs_job *jobs, unsigned n, const struct gs_jobs_claim *c,
+                    unsigned nc, struct user *u, unsigned *nu, const struct gs_jobs_queue_opts *o,
+                    unsigned running, struct wait *w)
+{
+  for (unsigned i = 0; i < n; i++) {
+    const struct gs_jobs_job *j = &jobs[i];
+    const struct user *us;
+    if (j->state != GS_JOBS_QUEUED || w[i].why || has_claim(c, nc, j->id))
+      continue;
+    us = user_of(u, nu, j->user);
+    if (j->waits == GS_JOBS_WAIT_LAYOUT)
+      wait_is(&w[i], GS_JOBS_WAIT_LAYOUT, "%s", j->reason);
+    else if (o->max_per_user && us->running >= o->max_per_user)
+      wait_is(&w[i], GS_JOBS_WAIT_USER_LIMIT, "user limit %u reached: %s runs %u job%s "
+              "(--max-per-user %u)", o->max_per_user, us->name, us->running,
+              us->running == 1 ? "" : "s", o->max_per_user);
+    else if (o->max_running && running >= o->max_running)
+      wait_is(&w[i], GS_JOBS_WAIT_QUEUE_LIMIT, "queue limit %u reached: %u jobs run "
+              "(--max-running %u)", o->max_running, running, o->max_running);
+    else if (us->blocked && us->next >= 0 && (unsigned)us->next != i)
+      wait_is(&w[i], GS_JOBS_WAIT_TURN, "behind %s, an older job of %s's (a user's jobs start "
+              "in order), which waits: %.300s", jobs[us->next].id, us->name,
+              w[us->next].reason);
+  }
+}
+
+struct wait_edit {
+  const struct wait *w;
+  bool changed;
+};
+
+static bool mark_wait(struct gs_jobs_job *j, void *arg)
+{
+  struct wait_edit *e = arg;
+  if (j->state != GS_JOBS_QUEUED || (j->waits == e->w->why && !strcmp(j->reason, e->w->reason)))
+    return false;
+  j->waits = e->w->why;
+  snprintf(j->reason, sizeof(j->reason), "%s", e->w->reason);
+  return e->changed = true;
+}
+
+/* Writes each queued job's wait into its file where it changed, and tells. */
+static void record_waits(const char *dir, const struct gs_jobs_queue_opts *o,
+                         struct gs_jobs_job *jobs, unsigned n, const struct wait *w)
+{
+  for (unsigned i = 0; i < n; i++) {
+    struct gs_jobs_job *j = &jobs[i];
+    struct wait_edit e = {&w[i], false};
+    if (j->state != GS_JOBS_QUEUED || !w[i].why ||
+        (j->waits == w[i].why && strcmp(j->reason, w[i].reason) == 0))
+      continue;
+    if (gs__jobs_edit(NULL, dir, j->id, mark_wait, &e) != 0 || !e.changed)
+      continue;
+    j->waits = w[i].why;
+    snprintf(j->reason, sizeof(j->reason), "%s", w[i].reason);
+    if (o->on_event)
+      o->on_event(o->arg, j, "waits");
+  }
+}
+
+/* ---- what changed since the last pass (one runner per process) ---- */
+
+struct seen_job {
+  char id[GS_JOBS_ID_SIZE];
+  enum gs_jobs_state state;
+};
+static struct seen_job seen[GS_JOBS_MAX_JOBS];
+static unsigned nseen;
+static bool seen_once; /* the first pass is the baseline: nothing is new in it */
+
+/* Job ids' order: gs_jobs_list's (shorter first, then as text). */
+static int cmp_seen(const void *key, const void *elem)
+{
+  const char *a = key, *b = ((const struct seen_job *)elem)->id;
+  size_t la = strlen(a), lb = strlen(b);
+  return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+/* Tells the jobs submitted, and those that ended, since the last pass. */
+static void report_changes(const struct gs_jobs_queue_opts *o, const struct gs_jobs_job *jobs,
+                           unsigned n)
+{
+  for (unsigned i = 0; o->on_event && seen_once && i < n; i++) {
+    const struct seen_job *was = bsearch(jobs[i].id, seen, nseen, sizeof(*seen), cmp_seen);
+    if (!was && jobs[i].state == GS_JOBS_QUEUED)
+      o->on_event(o->arg, &jobs[i], "submitted");
+    else if (was && was->state == GS_JOBS_RUNNING && jobs[i].state == GS_JOBS_DONE)
+      o->on_event(o->arg, &jobs[i], "ended");
+  }
+}
+
+/* The jobs' states at the end of a pass (the ones it started: running). */
+static void remember(const struct gs_jobs_job *jobs, unsigned n)
+{
+  for (nseen = 0; nseen < n && nseen < GS_NITEMS(seen); nseen++) {
+    snprintf(seen[nseen].id, sizeof(seen[nseen].id), "%s", jobs[nseen].id);
+    seen[nseen].state = jobs[nseen].state;
+  }
+  seen_once = true;
 }
 
 static void reap_shepherds(void)
@@ -469,16 +590,23 @@ static void reap_shepherds(void)
     ;
 }
 
-/* Tries to start job j for user us: 1 started, 0 no slice now, <0 error. */
+/* Tries to start job j for user us: 1 started, 0 not now (w says why, or
+ * j is REFUSED), <0 error. */
 static int try_start(struct gs_err *err, struct gs_backend *b, const char *dir,
-                     const struct gs_jobs_queue_opts *o, struct gs_jobs_job *j)
+                     const struct gs_jobs_queue_opts *o, struct gs_jobs_job *j, struct wait *w)
 {
   struct gs__jobs_account as;
   struct gs_jobs_claim c;
   struct gs_err e = {0};
   int rc = gs_jobs_claim(&e, b, dir, &j->req, j->id, j->user, getpid(), &c);
-  if (rc == GS_E_INSUFFICIENT_RESOURCES || rc == GS_E_NOT_FOUND)
+  if (rc == GS_E_INSUFFICIENT_RESOURCES) {
+    wait_is(w, GS_JOBS_WAIT_SLICE, "%s", e.msg);
     return 0;
+  }
+  if (rc == GS_E_NOT_FOUND) { /* none to wait for until the layout changes */
+    wait_is(w, GS_JOBS_WAIT_LAYOUT, "cannot run on this machine's current layout: %s", e.msg);
+    return 0;
+  }
   if (rc == GS_E_USAGE) {
     if (gs__jobs_edit(err, dir, j->id, mark_refused, e.msg) == 0) {
       j->state = GS_JOBS_REFUSED;
@@ -497,6 +625,7 @@ static int try_start(struct gs_err *err, struct gs_backend *b, const char *dir,
   memo_add(&handed, j->id);
   if ((rc = start_shepherd(err, b, dir, o, j, &c, j->owner != 0 && geteuid() == 0 ? &as : NULL)) != 0)
     return rc;
+  j->state = GS_JOBS_RUNNING; /* for this pass: its shepherd writes it */
   j->gpu = c.gpu;
   snprintf(j->slice_uuid, sizeof(j->slice_uuid), "%s", c.uuid);
   snprintf(j->slice_profile, sizeof(j->slice_profile), "%s", c.profile);
@@ -511,6 +640,7 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
   struct gs_jobs_job *jobs = NULL;
   struct gs_jobs_claim *c = NULL;
   struct user *u = NULL, *us;
+  struct wait *w = NULL;
   struct screen sc = {dir, o};
   unsigned n = 0, nc = 0, nu = 0, running = 0;
   int rc;
@@ -522,7 +652,8 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
       (rc = gs_jobs_list(err, dir, on_note, &sc, &jobs, &n)) != 0)
     goto out;
   screen(&sc, jobs, n, c, nc);
-  if (n && !(u = calloc(n, sizeof(*u)))) {
+  report_changes(o, jobs, n);
+  if (n && (!(u = calloc(n, sizeof(*u))) || !(w = calloc(n, sizeof(*w))))) {
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory scheduling");
     goto out;
   }
@@ -531,24 +662,36 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
     struct gs_jobs_job *j = &jobs[us->next];
     /* A request a fairer user could not get is not given to a later user in
      * the same pass, even if a slice frees up meanwhile: it waits its turn. */
-    rc = waits_behind(jobs, u, nu, j) ? 0 : try_start(err, b, dir, o, j);
+    const struct gs_jobs_job *ahead = waits_behind(jobs, u, nu, j);
+    if (ahead)
+      wait_is(&w[us->next], GS_JOBS_WAIT_TURN, "waits its turn: %s's %s asks for the same "
+              "slice and goes first (fair share between users)", ahead->user, ahead->id);
+    rc = ahead ? 0 : try_start(err, b, dir, o, j, &w[us->next]);
     if (rc < 0)
       goto out;
-    if (rc == 0 && j->state == GS_JOBS_QUEUED) {
-      us->blocked = true; /* its oldest job waits for a slice; others' may still fit */
+    /* Its oldest job waits for a slice, others' may still fit; one the
+     * layout has no slice for holds up none of its user's later jobs. */
+    if (rc == 0 && j->state == GS_JOBS_QUEUED && w[us->next].why != GS_JOBS_WAIT_LAYOUT) {
+      us->blocked = true;
       continue;
     }
+    if (rc == 0 && j->state == GS_JOBS_QUEUED)
+      (*active)--; /* nothing to wait for until the layout changes */
     if (rc == 1) {
       us->running++, running++, (*started)++;
       us->last_start = gs__jobs_now();
     }
     us->next = next_queued(jobs, n, c, nc, us->name, us->next);
   }
+  explain(jobs, n, c, nc, u, &nu, o, running, w);
+  record_waits(dir, o, jobs, n, w);
+  remember(jobs, n);
   rc = 0;
 out:
   gs_jobs_list_free(jobs, n);
   free(c);
   free(u);
+  free(w);
   return rc;
 }
 
@@ -566,7 +709,8 @@ int gs_jobs_queue_run(struct gs_err *err, struct gs_backend *b, const char *dir,
     return rc == GS_E_IN_USE ? gs_err_set(err, rc, "another `gpuslice queue run` serves %s; stop "
                                           "it first (its running jobs carry on)", dir) : rc;
   runner_lock_fd = lock.fd;
-  told.n = handed.n = 0;
+  told.n = handed.n = nseen = 0;
+  seen_once = false;
   for (;;) {
     unsigned started, active;
     struct timespec ts = {poll / 1000, (long)(poll % 1000) * 1000000L};

@@ -123,11 +123,20 @@ fail:
   return NULL;
 }
 
+/* In the child: tells the parent why it cannot exec, in one write (a
+ * struct gs_err is far below PIPE_BUF, so it is never split), and exits. */
+static _Noreturn void child_fail(int report, const struct gs_err *why)
+{
+  (void)!write(report, why, sizeof(*why));
+  _exit(127);
+}
+
 /* In the child, before exec: default signals, the job's cgroup and
  * session, the account it runs as, then (as that account) its output; it
- * dies with its parent. An errno goes to report and the child exits. */
+ * dies with its parent. A failure goes to report and the child exits. */
 static void child_setup(pid_t parent, const struct gs__jobs_spawn *o, int report)
 {
+  struct gs_err why = {0};
   sigset_t none;
   int fd, e = 0;
   for (int s = 1; s < NSIG; s++)
@@ -151,12 +160,13 @@ static void child_setup(pid_t parent, const struct gs__jobs_spawn *o, int report
   if (getppid() != parent)
     _exit(127);
   if (o->log_path) {
-    /* Created by the job's own user, never through a link or over a file
-     * someone left there. */
-    if ((fd = open(o->log_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND, 0600)) < 0) {
-      e = errno;
-      goto fail;
-    }
+    /* Created new by the job's own user (our uid now), through util's safe
+     * open: never through a link nor over a file someone left there. */
+    if (gs_file_open_private(&why, o->log_path, GS_FILE_WRITE | GS_FILE_EXCL | GS_FILE_APPEND |
+                             GS_FILE_OWNER_ONLY, &fd, NULL) != 0)
+      child_fail(report, &why);
+    /* The job's stdout: blocking, as a program expects its output to be. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     dup2(fd, 1);
     dup2(fd, 2);
     if (fd > 2)
@@ -164,8 +174,8 @@ static void child_setup(pid_t parent, const struct gs__jobs_spawn *o, int report
   }
   return;
 fail:
-  (void)!write(report, &e, sizeof(e));
-  _exit(127);
+  gs_err_set(&why, GS_E_NOT_FOUND, "%s", strerror(e));
+  child_fail(report, &why);
 }
 
 int gs_jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp, const char *log_path,
@@ -179,6 +189,7 @@ int gs__jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp,
                    const struct gs__jobs_spawn *o, pid_t *pid)
 {
   pid_t parent = getpid(), p;
+  struct gs_err why = {0};
   int fds[2], e = 0;
   ssize_t n;
   if (!argv || !argv[0])
@@ -196,19 +207,19 @@ int gs__jobs_spawn(struct gs_err *err, char *const *argv, char *const *envp,
     close(fds[0]);
     child_setup(parent, o, fds[1]);
     execvpe(argv[0], argv, envp);
-    e = errno;
-    (void)!write(fds[1], &e, sizeof(e));
-    _exit(127);
+    gs_err_set(&why, GS_E_NOT_FOUND, "%s", strerror(errno));
+    child_fail(fds[1], &why);
   }
   close(fds[1]);
   do /* the pipe closes on exec: nothing read means the command started */
-    n = read(fds[0], &e, sizeof(e));
+    n = read(fds[0], &why, sizeof(why));
   while (n < 0 && errno == EINTR);
   close(fds[0]);
-  if (n == (ssize_t)sizeof(e)) {
+  if (n == (ssize_t)sizeof(why)) {
     waitpid(p, NULL, 0);
-    return gs_err_set(err, GS_E_NOT_FOUND, "cannot run %s%s%s: %s%s%s", argv[0],
-                      o->as ? " as " : "", o->as ? o->as->name : "", strerror(e),
+    why.msg[sizeof(why.msg) - 1] = '\0';
+    return gs_err_set(err, why.code ? why.code : GS_E_UNKNOWN, "cannot run %s%s%s: %s%s%s", argv[0],
+                      o->as ? " as " : "", o->as ? o->as->name : "", why.msg,
                       o->log_path ? "; its output was to go to " : "",
                       o->log_path ? o->log_path : "");
   }

@@ -2,8 +2,8 @@
  * owned by its submitter (that owner, from the kernel, is who the job runs
  * as) and replaced atomically under <dir>/queue.lock, always as that owner,
  * mode 0600. Parsing, listing (a bad file is told, never fatal), moving bad
- * files aside to queue/bad/, submitting and cancelling. The queue that runs
- * them is queue.c. */
+ * files aside to queue/bad/, submitting and cancelling, and opening a job's
+ * log for its user. The queue that runs them is queue.c. */
 #include "jobs/internal.h"
 
 #include <dirent.h>
@@ -23,6 +23,14 @@ static const char *const state_names[] = {"queued", "running", "done", "lost", "
 const char *gs_jobs_state_name(enum gs_jobs_state s)
 {
   return (unsigned)s < GS_NITEMS(state_names) ? state_names[s] : "?";
+}
+
+static const char *const wait_names[] = {"", "slice", "layout", "user-limit", "queue-limit",
+                                         "turn"};
+
+const char *gs_jobs_wait_name(enum gs_jobs_wait w)
+{
+  return (unsigned)w < GS_NITEMS(wait_names) ? wait_names[w] : "";
 }
 
 void gs_jobs_job_clear(struct gs_jobs_job *job)
@@ -88,14 +96,25 @@ bool gs_jobs_id_valid(const char *id)
 static int optional_fields(struct gs_err *err, const char *o, json_t *r, struct gs_jobs_job *j)
 {
   uint64_t left = 0;
+  char waits[16] = "";
   int rc = 0;
   if (json_object_get(r, "leftovers") &&
       (rc = gs__jobs_get_uint(err, o, "", r, "leftovers", UINT32_MAX, &left)) != 0)
     return rc;
-  if (json_object_get(r, "tracking"))
-    rc = gs__jobs_get_str(err, o, "", r, "tracking", j->tracking, sizeof(j->tracking));
+  if (json_object_get(r, "tracking") &&
+      (rc = gs__jobs_get_str(err, o, "", r, "tracking", j->tracking, sizeof(j->tracking))) != 0)
+    return rc;
+  if (json_object_get(r, "waits_for") &&
+      (rc = gs__jobs_get_str(err, o, "", r, "waits_for", waits, sizeof(waits))) != 0)
+    return rc;
+  for (j->waits = 0; j->waits < GS_NITEMS(wait_names); j->waits++)
+    if (strcmp(waits, wait_names[j->waits]) == 0)
+      break;
+  if ((unsigned)j->waits >= GS_NITEMS(wait_names))
+    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: waits_for: expected slice, layout, "
+                      "user-limit, queue-limit, turn or \"\"", o);
   j->leftovers = (unsigned)left;
-  return rc;
+  return 0;
 }
 
 static int parse_fields(struct gs_err *err, const char *o, json_t *r, struct gs_jobs_job *j)
@@ -168,7 +187,7 @@ static json_t *job_json(const struct gs_jobs_job *j)
   for (unsigned i = 0; i < j->argc; i++)
     json_array_append_new(argv, json_string(j->argv[i]));
   return json_pack("{s:s, s:i, s:s, s:s, s:I, s:s, s:s, s:I, s:b, s:i, s:i, s:o, s:s, s:f, s:f, "
-                   "s:f, s:i, s:i, s:i, s:s, s:s, s:i, s:I, s:i, s:I, s:s, s:s}",
+                   "s:f, s:i, s:i, s:i, s:s, s:s, s:i, s:I, s:i, s:I, s:s, s:s, s:s}",
                    "format", JOB_FORMAT, "version", 1, "id", j->id, "user", j->user, "uid",
                    (json_int_t)j->uid, "mode", gs_jobs_mode_name(j->req.mode), "profile",
                    j->req.profile, "memory_mib", (json_int_t)j->req.memory_mib, "create",
@@ -179,7 +198,7 @@ static json_t *job_json(const struct gs_jobs_job *j)
                    "slice_profile", j->slice_profile, "shepherd_pid", j->shepherd_pid,
                    "shepherd_start", (json_int_t)j->shepherd_start, "job_pid", j->job_pid,
                    "leftovers", (json_int_t)j->leftovers, "tracking", j->tracking,
-                   "reason", j->reason);
+                   "reason", j->reason, "waits_for", gs_jobs_wait_name(j->waits));
 }
 
 /* Writes j as its file's owner (mode 0600): root's runner must neither take
@@ -205,8 +224,10 @@ static int write_job(struct gs_err *err, const char *dir, const struct gs_jobs_j
   return rc;
 }
 
-/* Reads the job file queue/<name> through one descriptor: its owner and
- * mode from fstat, its text from the same open file. */
+/* Reads the job file queue/<name> through one descriptor: util's safe open
+ * refuses a link, a FIFO, a file others may write and one of a uid that is
+ * no account (a job runs as its file's owner); the owner comes from its
+ * fstat, the text from the same open file. */
 static int read_job(struct gs_err *err, const char *dir, const char *name, struct gs_jobs_job *j)
 {
   char path[PATH_MAX], *text;
@@ -215,9 +236,9 @@ static int read_job(struct gs_err *err, const char *dir, const char *name, struc
   int fd, rc;
   memset(j, 0, sizeof(*j));
   if ((rc = job_file(err, dir, name, "", path)) != 0 ||
-      (rc = gs__jobs_open_regular(err, path, &fd, &st)) != 0)
+      (rc = gs_file_open_private(err, path, GS_FILE_OTHER_ACCOUNT, &fd, &st)) != 0)
     return rc;
-  rc = gs__jobs_read_fd(err, path, fd, 1u << 20, &text, &len);
+  rc = gs_file_read_fd(err, path, fd, 1u << 20, &text, &len);
   close(fd);
   if (rc)
     return rc;
@@ -230,7 +251,6 @@ static int read_job(struct gs_err *err, const char *dir, const char *name, struc
     return rc;
   }
   j->owner = (unsigned)st.st_uid, j->owner_gid = (unsigned)st.st_gid;
-  j->file_mode = (unsigned)(st.st_mode & 07777);
   if (j->owner != 0) { /* the account is the user; the text is only a label */
     struct gs__jobs_account a;
     if (gs__jobs_account(NULL, j->owner, &a) == 0)
@@ -472,3 +492,61 @@ int gs_jobs_cancel(struct gs_err *err, const char *dir, const char *id, enum gs_
   return 0;
 }
 
+
+/* ---- a job's log ---- */
+
+/* Opens <dir>/queue/<id>.log of a job the caller may read (see jobs.h). */
+static int open_log(struct gs_err *err, const char *dir, const struct gs_jobs_job *j, int *fd)
+{
+  char path[PATH_MAX];
+  struct stat st;
+  int rc;
+  if ((rc = job_file(err, dir, j->id, ".log", path)) != 0)
+    return rc;
+  rc = gs_file_open_private(err, path, GS_FILE_OTHER_ACCOUNT, fd, &st);
+  if (rc == GS_E_NOT_FOUND && (j->state == GS_JOBS_QUEUED || j->state == GS_JOBS_CANCELLED))
+    return gs_err_set(err, rc, "job %s has no log: it %s", j->id,
+                      j->state == GS_JOBS_QUEUED ? "has not started yet (`gpuslice jobs` says "
+                                                   "why it waits)"
+                                                 : "was cancelled before it started");
+  if (rc == GS_E_NOT_FOUND)
+    return gs_err_set(err, rc, "job %s has no log: %s is gone (%s)", j->id, path,
+                      j->reason[0] ? j->reason : "removed since the job ran");
+  if (rc)
+    return rc;
+  /* The job's user makes its log (O_EXCL): a file of anyone else at that
+   * name was planted there, and is not printed as the job's output. */
+  if ((unsigned)st.st_uid != j->owner) {
+    close(*fd);
+    *fd = -1;
+    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s is uid %u's, not uid %u's, whose job %s is: "
+                      "it is not the job's output (someone made it before the job ran)",
+                      path, (unsigned)st.st_uid, j->owner, j->id);
+  }
+  return 0;
+}
+
+int gs_jobs_log_open(struct gs_err *err, const char *dir, const char *id, int *fd)
+{
+  struct gs_jobs_job *j;
+  char name[GS_JOBS_ID_SIZE + 8];
+  int rc;
+  *fd = -1;
+  if (!gs_jobs_id_valid(id))
+    return gs_err_set(err, GS_E_NOT_FOUND, "'%.40s' is not a job id (j and 6 to 8 digits, as "
+                      "`gpuslice jobs` lists them)", id);
+  if (!(j = calloc(1, sizeof(*j))))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory reading job %s", id);
+  snprintf(name, sizeof(name), "%s.json", id);
+  rc = read_job(err, dir, name, j);
+  if (rc == GS_E_NOT_FOUND)
+    rc = gs_err_set(err, rc, "no job %s (`gpuslice jobs` lists them)", id);
+  else if (rc == GS_E_NO_PERMISSION || (rc == 0 && geteuid() != 0 && j->owner != geteuid()))
+    rc = gs_err_set(err, GS_E_NO_PERMISSION, "job %s is another user's; only root reads other "
+                    "users' logs", id);
+  else if (rc == 0)
+    rc = open_log(err, dir, j, fd);
+  gs_jobs_job_clear(j);
+  free(j);
+  return rc;
+}

@@ -115,7 +115,9 @@ static void journal_path(const struct gs_layout_apply_opts *o, char out[PATH_MAX
   snprintf(out, PATH_MAX, "%s.journal", o->lock_path);
 }
 
-static json_t *target_json(unsigned gpu, const struct gs_geom_model *m, const struct gs_layout_target *t)
+/* A GPU's entry: its layout, and the model and UUID it was planned for, so
+ * that recovery never rebuilds it on another GPU. */
+static json_t *target_json(unsigned gpu, const struct gs_gpu_info *info, const struct gs_layout_target *t)
 {
   json_t *gis = json_array();
   for (unsigned i = 0; i < t->ngi; i++) {
@@ -126,8 +128,8 @@ static json_t *target_json(unsigned gpu, const struct gs_geom_model *m, const st
     json_array_append_new(gis, json_pack("{s:i, s:i, s:o}", "profile_id", t->gi[i].profile->id,
                                          "start", t->gi[i].start, "compute_instances", cis));
   }
-  return json_pack("{s:i, s:s, s:b, s:o}", "gpu", gpu, "model", m->key, "mig_enabled",
-                   t->mig_enabled, "gpu_instances", gis);
+  return json_pack("{s:i, s:s, s:s, s:b, s:o}", "gpu", gpu, "model", info->model->key, "uuid",
+                   info->uuid, "mig_enabled", t->mig_enabled, "gpu_instances", gis);
 }
 
 static int write_journal(struct gs_err *err, const struct gs_layout_apply_opts *o,
@@ -139,7 +141,7 @@ static int write_journal(struct gs_err *err, const struct gs_layout_apply_opts *
   int rc;
   for (unsigned g = 0; g < ngpu; g++)
     if (touched[g])
-      json_array_append_new(gpus, target_json(g, infos[g].model, &finals[g]));
+      json_array_append_new(gpus, target_json(g, &infos[g], &finals[g]));
   root = json_pack("{s:s, s:i, s:s, s:i, s:o}", "format", JOURNAL_FORMAT, "version", 1, "config",
                    o->config_name ? o->config_name : "", "pid", (int)getpid(), "gpus", gpus);
   text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
@@ -178,7 +180,29 @@ static int journal_gi(struct gs_err *err, const char *path, const struct gs_geom
   return 0;
 }
 
-/* Reads a journal back into a selection (GPU models must still match). */
+/* A journal entry is for the GPU it names only if the model, and the UUID
+ * when the entry has one (older journals have none), are that GPU's:
+ * else the machine or the GPU changed since, and its layout must not land. */
+static int same_gpu(struct gs_err *err, const char *path, json_t *j, const struct gs_gpu_info *info)
+{
+  const char *model = json_string_value(json_object_get(j, "model"));
+  json_t *uuid = json_object_get(j, "uuid");
+  if (!model || (uuid && !json_is_string(uuid)))
+    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: GPU %u's entry has no model or a malformed "
+                      "uuid; delete the journal and apply the layout again", path, info->index);
+  if (strcmp(model, info->model->key) != 0 ||
+      (uuid && strcmp(json_string_value(uuid), info->uuid) != 0))
+    return gs_err_set(err, GS_E_CORRUPT_STATE,
+                      "%s was written for GPU %u = %s %s, but GPU %u here is %s %s: the machine "
+                      "or the GPU changed since, so its layout is not applied; check `gpuslice "
+                      "list`, then delete the journal and apply the layout again",
+                      path, info->index, model, uuid ? json_string_value(uuid) : "(no uuid)",
+                      info->index, info->model->key, info->uuid);
+  return 0;
+}
+
+/* Reads a journal back into a selection; each GPU must still be the one it
+ * was written for (same_gpu). */
 static int read_journal(struct gs_err *err, struct gs_backend *b, const char *path, json_t *root,
                         struct gs_layout_selection *sel)
 {
@@ -206,7 +230,8 @@ static int read_journal(struct gs_err *err, struct gs_backend *b, const char *pa
       return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: GPU entry %zu is malformed or names a GPU "
                                                  "this machine lacks; delete the journal and apply again",
                         path, k);
-    if ((rc = b->ops->gpu_info(b, err, (unsigned)gpu, &info)) != 0)
+    if ((rc = b->ops->gpu_info(b, err, (unsigned)gpu, &info)) != 0 ||
+        (rc = same_gpu(err, path, j, &info)) != 0)
       return rc;
     sel->named[gpu] = sel->touched[gpu] = true;
     sel->target[gpu].mig_enabled = enabled;
@@ -426,7 +451,7 @@ int gs_layout_recover(struct gs_err *err, struct gs_backend *b, const struct gs_
   if (rc)
     return rc;
   journal_path(o, path);
-  rc = gs_file_read(err, path, 1u << 20, &text, &len);
+  rc = gs_file_read_private(err, path, 1u << 20, 0, &text, &len);
   if (rc == GS_E_NOT_FOUND) {
     gs_err_clear(err);
     rc = 0;

@@ -99,10 +99,11 @@ static int check_devices(const struct rctx *r, unsigned k, const struct gs_gpu_i
   for (unsigned i = 0; i < e->nfilter; i++) {
     unsigned long id, sub;
     bool has_sub;
+    char hint[512];
     if (!parse_pci_filter(e->filter[i], &id, &sub, &has_sub) && !gs_geom_model_find(e->filter[i]))
       return rbad(r, e->line, k, "device-filter '%s' is neither a PCI device id (0x20B010DE, "
-                                 "optionally :0xSUBSYSTEM) nor a GPU model (`gpuslice models`)",
-                  e->filter[i]);
+                                 "optionally :0xSUBSYSTEM) nor a GPU model (%s)",
+                  e->filter[i], gs_geom_model_hint(e->filter[i], hint, sizeof(hint)));
   }
   for (unsigned i = 0; i < e->ndev && !r->lenient; i++)
     if (e->dev[i] >= ngpu)

@@ -776,6 +776,14 @@ void gs_h2_server_free(struct gs_h2_server *s)
 {
   if (!s)
     return;
+  /* A call its handler still holds outlives the server; the server's own
+   * budget does not, so such a call, answered later, gives back nothing. */
+  for (struct gs_h2_conn *c = s->conns; c; c = c->next)
+    for (struct gs_h2_call *k = c->calls; k; k = k->next)
+      if (k->budget == &s->own_budget) {
+        c->held -= k->need;
+        k->budget = NULL;
+      }
   while (s->conns)
     conn_free(s->conns);
   if (s->listen_fd >= 0)

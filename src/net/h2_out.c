@@ -7,6 +7,7 @@
 #include "net/internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,6 +39,28 @@ static bool append(char **buf, size_t *len, size_t *cap, const uint8_t *data, si
   return true;
 }
 
+/* The gathering buffer is the thread's for its life: given back when the
+ * thread ends (a key's destructor; bench's threads end, serve's do not). */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_key_make(void)
+{
+  (void)pthread_key_create(&scratch_key, free);
+}
+
+static bool scratch_append(const uint8_t *data, size_t n)
+{
+  char *before = scratch.buf;
+  if (!append(&scratch.buf, &scratch.len, &scratch.cap, data, n))
+    return false;
+  if (scratch.buf != before) {
+    (void)pthread_once(&scratch_once, scratch_key_make);
+    (void)pthread_setspecific(scratch_key, scratch.buf);
+  }
+  return true;
+}
+
 ssize_t gs__h2_out_add(struct gs__h2_out *o, const uint8_t *data, size_t len)
 {
   bool ok;
@@ -46,7 +69,7 @@ ssize_t gs__h2_out_add(struct gs__h2_out *o, const uint8_t *data, size_t len)
   if (scratch.owner == o) {
     if (scratch.len >= OUT_HIGH)
       return NGHTTP2_ERR_WOULDBLOCK; /* written first, then nghttp2 goes on */
-    ok = append(&scratch.buf, &scratch.len, &scratch.cap, data, len);
+    ok = scratch_append(data, len);
   } else { /* another connection's flush is under way in this thread (nested) */
     if (o->len - o->off >= OUT_HIGH)
       return NGHTTP2_ERR_WOULDBLOCK;

@@ -131,9 +131,11 @@ static int workload_key(const struct gs_yaml *c, const char *key, const yaml_nod
   if (strcmp(key, "tenant") == 0)
     return gs_yaml_get_name(c, v, where, w->tenant, sizeof(w->tenant));
   if (strcmp(key, "model") == 0) {
+    char hint[512];
     if (!gs_yaml_scalar(v) || !(w->model = gs_geom_model_find(gs_yaml_scalar(v))))
-      return gs_yaml_bad(c, v, where, "unknown GPU model '%s' (`gpuslice models` lists them)",
-                         gs_yaml_scalar(v) ? gs_yaml_scalar(v) : gs_yaml_kind(v));
+      return gs_yaml_bad(c, v, where, "unknown GPU model '%s' (%s)",
+                         gs_yaml_scalar(v) ? gs_yaml_scalar(v) : gs_yaml_kind(v),
+                         gs_geom_model_hint(gs_yaml_scalar(v), hint, sizeof(hint)));
     return 0;
   }
   if (strcmp(key, "isolation") == 0) {
@@ -299,9 +301,12 @@ static int group_key(const struct gs_yaml *c, const char *key, const yaml_node_t
     return 0;
   }
   g->model_node = v;
-  if (!gs_yaml_scalar(v) || !(g->m = gs_geom_model_find(gs_yaml_scalar(v))))
-    return gs_yaml_bad(c, v, where, "unknown GPU model '%s' (`gpuslice models` lists them)",
-                       gs_yaml_scalar(v) ? gs_yaml_scalar(v) : gs_yaml_kind(v));
+  if (!gs_yaml_scalar(v) || !(g->m = gs_geom_model_find(gs_yaml_scalar(v)))) {
+    char hint[512];
+    return gs_yaml_bad(c, v, where, "unknown GPU model '%s' (%s)",
+                       gs_yaml_scalar(v) ? gs_yaml_scalar(v) : gs_yaml_kind(v),
+                       gs_geom_model_hint(gs_yaml_scalar(v), hint, sizeof(hint)));
+  }
   return 0;
 }
 
@@ -512,9 +517,10 @@ int gs_plan_fleet_from_spec(struct gs_err *err, const char *spec, struct gs_plan
         break;
       }
     }
+    char hint[512];
     if (!(m = gs_geom_model_find(tok)))
-      rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "--gpus: unknown GPU model '%s' (`gpuslice models` lists them)",
-                      tok);
+      rc = gs_err_set(err, GS_E_INVALID_ARGUMENT, "--gpus: unknown GPU model '%s' (%s)", tok,
+                      gs_geom_model_hint(tok, hint, sizeof(hint)));
     else
       rc = gs_plan_fleet_add(err, out, "node-0", m, (unsigned)count);
   }

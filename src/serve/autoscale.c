@@ -377,12 +377,21 @@ static void kill_orphan(const struct own *o)
 
 static int adopt(struct gs_err *err, struct gs_scale *s)
 {
-  json_error_t je;
   json_t *root, *arr, *e;
-  size_t i;
-  int rc = 0;
-  if (!(root = json_load_file(s->state_path, 0, &je)))
+  char *text = NULL;
+  size_t i, len;
+  /* The file names pids to kill: only a file of ours is believed. */
+  int rc = gs_file_read_private(err, s->state_path, 1u << 20, 0, &text, &len);
+  if (rc == GS_E_NOT_FOUND) {
+    gs_err_clear(err);
     return 0; /* none yet */
+  }
+  if (rc)
+    return rc;
+  root = json_loadb(text, len, 0, NULL);
+  free(text);
+  if (!root)
+    return 0; /* unreadable: nothing to adopt, and the next save replaces it */
   arr = json_object_get(root, "instances");
   json_array_foreach(arr, i, e) {
     struct own *o, rec = {0};
@@ -453,18 +462,26 @@ int gs_scale_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_s
   return 0;
 }
 
-char *gs_scale_default_state(struct gs_backend *b)
+int gs_scale_default_state(struct gs_err *err, struct gs_backend *b, char **out)
 {
-  const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-  char *path = NULL;
-  int n;
+  char dir[PATH_MAX];
+  int n, rc;
+  *out = NULL;
   if (gs_backend_emulated(b))
-    n = asprintf(&path, "%s.autoscale.json", gs_backend_state_base(b));
-  else if (xdg && *xdg)
-    n = asprintf(&path, "%s/gpuslice/autoscale.json", xdg);
+    n = asprintf(out, "%s.autoscale.json", gs_backend_state_base(b));
+  else if ((rc = gs_file_state_dir(err, "--scale-state FILE", dir)) != 0)
+    return rc;
   else
-    n = asprintf(&path, "%s/.local/state/gpuslice/autoscale.json", home ? home : ".");
-  return n < 0 ? NULL : path;
+    n = asprintf(out, "%s/autoscale.json", dir);
+  if (n < 0) {
+    *out = NULL;
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
+  }
+  if ((rc = gs_file_make_parent(err, *out)) != 0) {
+    free(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 static unsigned slices_now(const struct gs_scale *s)

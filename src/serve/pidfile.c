@@ -4,13 +4,13 @@
  * (flock) while serve runs: a live serve is refused by name. <dir>/serve.pid
  * lists serve's and each worker's pid with its start time (/proc/<pid>/stat),
  * so only a process that is still the one recorded is ever signalled, never
- * a reused pid. It knows pids, not workers' slots or GPUs. */
+ * a reused pid. Both are opened and written through util's safe file helpers.
+ * It knows pids, not workers' slots or GPUs. */
 #include "serve/serve.h"
 #include "backend/backend.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,74 +41,47 @@ static int path_in(char *out, size_t size, const char *dir, const char *name)
   return snprintf(out, size, "%s/%s", dir, name) < (int)size ? 0 : ENAMETOOLONG;
 }
 
-/* The directory, made 0700 if missing; it must be ours (or root's) and
- * writable by no one else, as what it holds decides which pids we signal. */
+/* The directory, made 0700 if missing; it must pass util's directory
+ * checks (the caller's or root's, writable by no one else), as what it
+ * holds decides which pids we signal. */
 static int check_dir(struct gs_err *err, const char *dir)
 {
-  struct stat st;
+  char probe[4096], why[GS_ERR_MSG_SIZE];
   int rc;
-  if ((rc = gs_file_make_parent(err, dir)) != 0)
-    return rc;
-  if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-    return gs_err_set(err, GS_E_IO, "serve state directory %s: %s (create it, or give "
-                      "--state-dir)", dir, strerror(errno));
-  if (lstat(dir, &st) != 0)
-    return gs_err_set(err, GS_E_IO, "serve state directory %s: %s", dir, strerror(errno));
-  if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return gs_err_set(err, GS_E_IO,
-                      "serve state directory %s: must be a directory (not a link) owned by uid "
-                      "%u or root and writable by no one else (chmod 700 it, or give "
-                      "--state-dir)", dir, (unsigned)geteuid());
-  return 0;
+  if (path_in(probe, sizeof(probe), dir, "serve.pid") != 0)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "serve state directory %s: path is too long "
+                      "(give a shorter --state-dir)", dir);
+  if ((rc = gs_file_make_parent(err, probe)) == 0 && (rc = gs_file_check_dir(err, dir)) == 0)
+    return 0;
+  snprintf(why, sizeof(why), "%s", err ? err->msg : "");
+  return gs_err_set(err, rc, "serve state directory: %s (or give --state-dir)", why);
 }
 
 /* ---- reading and writing the file ---- */
 
-/* Opens <dir>/name without following links, refusing what another user
- * could have planted; -1 with errno (ENOENT: none). */
-static int open_own(const char *dir, const char *name, int flags, mode_t mode)
-{
-  char path[4096];
-  struct stat st;
-  int fd, e;
-  if ((e = path_in(path, sizeof(path), dir, name)) != 0)
-    return errno = e, -1;
-  if ((fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)) < 0)
-    return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-    close(fd);
-    return errno = EPERM, -1;
-  }
-  return fd;
-}
-
-/* Reads the previous serve's entries: its own (*self) and its workers'. */
+/* Reads the previous serve's entries: its own (*self) and its workers'.
+ * The file is opened by util's safe open: what another user could have
+ * planted there (a link, a FIFO, another's file) is refused, not read. */
 static int read_file(struct gs_err *err, const char *dir, struct entry *self,
                      struct entry **out, size_t *n)
 {
   char path[4096], *text = NULL, *line, *save = NULL;
   size_t len = 0, cap = 0, lineno = 0;
-  int fd = open_own(dir, "serve.pid", O_RDONLY, 0), rc = 0;
-  FILE *f;
+  int rc;
   *out = NULL;
   *n = 0;
-  path_in(path, sizeof(path), dir, "serve.pid");
-  if (fd < 0)
-    return errno == ENOENT ? 0
-                           : gs_err_set(err, GS_E_IO, "%s: %s (it must be a file of uid %u or "
-                                        "root, writable by no one else)", path, strerror(errno),
-                                        (unsigned)geteuid());
-  if (!(f = fdopen(fd, "r"))) {
-    close(fd);
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory reading %s", path);
+  if (path_in(path, sizeof(path), dir, "serve.pid") != 0)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s/serve.pid: path is too long", dir);
+  rc = gs_file_read_private(err, path, PIDFILE_MAX, 0, &text, &len);
+  if (rc == GS_E_NOT_FOUND) {
+    gs_err_clear(err);
+    return 0;
   }
-  text = calloc(1, PIDFILE_MAX + 1);
-  len = text ? fread(text, 1, PIDFILE_MAX, f) : 0;
-  fclose(f);
-  if (!text)
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory reading %s", path);
+  if (rc == GS_E_INVALID_ARGUMENT)
+    return gs_err_set(err, GS_E_CORRUPT_STATE, "%s: larger than %u bytes; remove it", path,
+                      PIDFILE_MAX);
+  if (rc)
+    return rc;
   for (line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save)) {
     struct entry e = {0};
     unsigned long long start;
@@ -138,39 +111,26 @@ static int read_file(struct gs_err *err, const char *dir, struct entry *self,
                     "serve runs any more, remove the file", path, lineno, line);
   }
   free(text);
-  if (!rc && len == PIDFILE_MAX)
-    rc = gs_err_set(err, GS_E_CORRUPT_STATE, "%s: larger than %u bytes; remove it", path,
-                    PIDFILE_MAX);
   return rc;
 }
 
-/* Replaces the file through a temporary one; no fsync: pids mean nothing
- * after a reboot. Best effort: a failure leaves the last written one. */
+/* Replaces the file (gs_file_write_atomic). Best effort: a failure leaves
+ * the last one written. */
 static void write_file(const struct gs_serve_pidfile *pf)
 {
-  char tmp[4096], path[4096];
-  FILE *f;
-  int fd;
-  if (path_in(tmp, sizeof(tmp), pf->dir, ".serve.pid.tmp") ||
-      path_in(path, sizeof(path), pf->dir, "serve.pid"))
+  char path[4096], *text;
+  size_t cap = 64 + 48 * (pf->n + 1), len;
+  if (path_in(path, sizeof(path), pf->dir, "serve.pid") || !(text = malloc(cap)))
     return;
-  unlink(tmp);
-  if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-    return;
-  if (!(f = fdopen(fd, "w"))) {
-    close(fd);
-    return;
-  }
-  fprintf(f, "gpuslice-serve 1\nserve %d %llu\n", pf->self.pid,
-          (unsigned long long)pf->self.start);
+  len = (size_t)snprintf(text, cap, "gpuslice-serve 1\nserve %d %llu\n", pf->self.pid,
+                         (unsigned long long)pf->self.start);
   for (size_t w = 0; w < pf->n; w++)
     if (pf->workers[w].pid > 0)
-      fprintf(f, "worker %zu %d %llu\n", w, pf->workers[w].pid,
-              (unsigned long long)pf->workers[w].start);
-  if (fclose(f) == 0)
-    rename(tmp, path);
-  else
-    unlink(tmp);
+      len += (size_t)snprintf(text + len, cap - len, "worker %zu %d %llu\n", w,
+                              pf->workers[w].pid, (unsigned long long)pf->workers[w].start);
+  if (len < cap)
+    gs_file_write_atomic(NULL, path, text, len);
+  free(text);
 }
 
 /* ---- the previous serve's workers ---- */
@@ -402,12 +362,17 @@ static int take(struct gs_err *err, struct gs_serve_pidfile *pf, unsigned grace_
                 size_t *ended)
 {
   struct entry old = {0}, *w = NULL;
+  char lock[4096];
   size_t n = 0;
   int rc;
   if ((rc = check_dir(err, pf->dir)) != 0)
     return rc;
-  if ((pf->lockfd = open_own(pf->dir, "serve.lock", O_RDWR | O_CREAT, 0600)) < 0)
-    return gs_err_set(err, GS_E_IO, "%s/serve.lock: %s", pf->dir, strerror(errno));
+  if (path_in(lock, sizeof(lock), pf->dir, "serve.lock") != 0)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s/serve.lock: path is too long", pf->dir);
+  /* Not gs_file_lock: a held lock is another serve, named at once (held). */
+  if ((rc = gs_file_open_private(err, lock, GS_FILE_CREATE | GS_FILE_OWNER_ONLY, &pf->lockfd,
+                                 NULL)) != 0)
+    return rc;
   if (flock(pf->lockfd, LOCK_EX | LOCK_NB) != 0)
     return errno == EWOULDBLOCK ? held(err, pf->dir)
                                 : gs_err_set(err, GS_E_IO, "%s/serve.lock: flock: %s", pf->dir,
@@ -479,21 +444,15 @@ void gs_serve_pidfile_close(struct gs_serve_pidfile *pf)
 
 char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b)
 {
-  const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
   const char *emu = gs_backend_state_base(b);
-  char *dir = NULL;
-  int n = -1;
+  char base[PATH_MAX], *dir = NULL;
+  int n;
   if (emu)
     n = asprintf(&dir, "%s.serve", emu);
-  else if (xdg && *xdg == '/')
-    n = asprintf(&dir, "%s/gpuslice/serve", xdg);
-  else if (home && *home == '/')
-    n = asprintf(&dir, "%s/.local/state/gpuslice/serve", home);
-  else if (geteuid() == 0)
-    n = asprintf(&dir, "/var/lib/gpuslice/serve");
+  else if (gs_file_state_dir(err, "give --state-dir DIR", base) != 0)
+    return NULL;
   else
-    return gs_err_set(err, GS_E_USAGE, "no directory for serve's pid file: set XDG_STATE_HOME "
-                      "or HOME, or give --state-dir"), NULL;
+    n = asprintf(&dir, "%s/serve", base);
   if (n < 0)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory"), NULL;
   return dir;

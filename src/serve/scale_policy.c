@@ -32,28 +32,10 @@ void gs_scale_config_defaults(struct gs_scale_config *cfg)
     cfg->drain_us = 10000000;
 }
 
+/* Every duration's syntax (gs_duration_parse); these never took a bare number. */
 int gs_scale_parse_duration(struct gs_err *err, const char *what, const char *s, uint64_t *us)
 {
-  char *end;
-  double v = strtod(s, &end), mul;
-  if (end == s || !(v > 0) || !isfinite(v))
-    goto bad;
-  if (strcmp(end, "ms") == 0)
-    mul = 1e3;
-  else if (strcmp(end, "s") == 0)
-    mul = 1e6;
-  else if (strcmp(end, "us") == 0)
-    mul = 1;
-  else
-    goto bad;
-  if (v * mul < 1 || v * mul > 86400e6)
-    goto bad;
-  *us = (uint64_t)(v * mul + 0.5);
-  return 0;
-bad:
-  return gs_err_set(err, GS_E_INVALID_ARGUMENT,
-                    "%s %.40s: expected a duration from 1us to 24h such as 50ms, 10s or 500us",
-                    what, s);
+  return gs_duration_parse(err, what, s, 0, 1, 86400000000ull, us);
 }
 
 int gs_scale_parse_budget(struct gs_err *err, const char *s, double *pct, uint64_t *us)

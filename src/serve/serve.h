@@ -292,7 +292,8 @@ struct gs_scale_config {
 };
 
 /* Parsers of the command line's forms (also the serve file's): "p90=50ms"
- * (p50..p99.9; ms, s or us), "1..7", "10s"/"500ms"/"250000us". */
+ * (p50..p99.9), "1..7", and a duration from 1us to 24h (gs_duration_parse's
+ * syntax, a unit required). */
 int gs_scale_parse_budget(struct gs_err *err, const char *s, double *pct, uint64_t *us);
 int gs_scale_parse_range(struct gs_err *err, const char *s, unsigned *min, unsigned *max);
 int gs_scale_parse_duration(struct gs_err *err, const char *what, const char *s, uint64_t *us);
@@ -353,8 +354,9 @@ struct gs_scale_target {
 int gs_scale_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out);
 /* The default state file for a backend: beside the emulator's state file,
- * else $XDG_STATE_HOME/gpuslice (~/.local/state/gpuslice); caller frees. */
-char *gs_scale_default_state(struct gs_backend *b);
+ * else autoscale.json in gs_file_state_dir, whose directory is created;
+ * *out is the caller's to free. */
+int gs_scale_default_state(struct gs_err *err, struct gs_backend *b, char **out);
 /* Prometheus text: slices, budget, window percentile, scale events, no capacity. */
 void gs_scale_metrics(struct gs_scale *s, FILE *f);
 /* JSON object of the same, for the admin API; caller frees. */
@@ -391,10 +393,23 @@ void gs_serve_pidfile_set(struct gs_serve_pidfile *pf, size_t w, int pid);
 /* Removes the file and releases the lock; takes NULL. */
 void gs_serve_pidfile_close(struct gs_serve_pidfile *pf);
 /* serve's default state directory: "<emulator state>.serve" on emulated
- * GPUs (each emulated machine has its own), else $XDG_STATE_HOME/gpuslice/
- * serve, ~/.local/state/gpuslice/serve, or /var/lib/gpuslice/serve for root
- * without HOME. NULL with err filled when none applies; caller frees. */
+ * GPUs (each emulated machine has its own), else "serve" in the user's
+ * state directory (gs_file_state_dir). NULL with err filled when none
+ * applies; caller frees. */
 char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b);
+
+/* What serve tells its caller of its life (gs_serve_config.on_life). READY:
+ * the listeners are up and a first worker is ready (once), and again after
+ * a reload once it was; WORKERS: a worker joined or left the pool;
+ * RELOADING: a SIGHUP is being handled (READY follows if serve was ready);
+ * STOPPING: the drain began; ALIVE: the loop still turns. */
+enum gs_serve_life { GS_SERVE_READY, GS_SERVE_WORKERS, GS_SERVE_RELOADING, GS_SERVE_STOPPING,
+                     GS_SERVE_ALIVE };
+struct gs_serve_life_info {
+  size_t ready, workers;      /* workers in the pool, and not retired */
+};
+typedef void gs_serve_life_fn(void *ctx, enum gs_serve_life what,
+                              const struct gs_serve_life_info *info);
 
 struct gs_serve_config {
   const char *listen;         /* the proxy's "HOST:PORT" */
@@ -415,6 +430,10 @@ struct gs_serve_config {
    * for GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES); their count, or
    * -1 to leave the workers as they are. */
   int (*on_reload)(void *ctx, struct gs_proxy *proxy, struct gs_mig_device *devs);
+  /* Told of serve's life, for a service manager (the CLI's sd_notify); may
+   * be NULL. */
+  gs_serve_life_fn *on_life;
+  uint64_t alive_every_us;    /* GS_SERVE_ALIVE this often, from the loop; 0: never */
   void *ctx;
 };
 /* The supervisor, the proxy (and its gRPC side), the admin API and the

@@ -2,8 +2,9 @@
  * the proxy (HTTP, and gRPC when asked), its admin API and the autoscaler;
  * SIGTERM or SIGINT drains (stop accepting, finish what is under way within a
  * bound, stop the workers); SIGHUP asks the caller for the MIG devices and
- * keeps the workers in step with them (the device diff below). Options and
- * files are the caller's (src/cli/cmd_serve.c). */
+ * keeps the workers in step with them (the device diff below). Its life
+ * (ready, reloading, stopping, alive) is told to the caller, who may tell a
+ * service manager. Options and files are the caller's (src/cli/cmd_serve.c). */
 #include "serve/serve.h"
 #include "backend/backend.h"
 
@@ -27,7 +28,44 @@ struct server {
   size_t nretiring;
   uint64_t drain_until, retire_until, retire_timer;
   bool draining;
+  bool was_ready;    /* READY was told: a first worker was ready */
 };
+
+/* ---- its life, told to the caller (gs_serve_config.on_life) ---- */
+
+static void tell(struct server *sv, enum gs_serve_life what)
+{
+  struct gs_serve_life_info in = {0, 0};
+  if (!sv->cfg->on_life)
+    return;
+  for (size_t w = 0; sv->super && w < gs_super_count(sv->super); w++) {
+    struct gs_super_info info;
+    if (gs_super_info(sv->super, w, &info) != 0 || info.retired)
+      continue;
+    in.workers++;
+    in.ready += info.state == GS_SUPER_READY;
+  }
+  sv->cfg->on_life(sv->cfg->ctx, what, &in);
+}
+
+/* Ready once the listeners are up (they are before any worker starts) and
+ * a first worker is ready; never after the drain began. */
+static void tell_workers(struct server *sv, bool ready)
+{
+  bool first = ready && !sv->was_ready && !sv->draining;
+  sv->was_ready = sv->was_ready || first;
+  tell(sv, first ? GS_SERVE_READY : GS_SERVE_WORKERS);
+}
+
+/* Runs on the loop: a loop stuck in a callback stops telling. */
+static int64_t on_alive(struct gs_net_loop *loop, uint64_t id, void *data)
+{
+  struct server *sv = data;
+  (void)loop;
+  (void)id;
+  tell(sv, GS_SERVE_ALIVE);
+  return (int64_t)sv->cfg->alive_every_us;
+}
 
 static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
 {
@@ -38,6 +76,7 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
   gs_proxy_worker_set(sv->proxy, w, info.port, ready);
   gs_log_info("serve", "worker %zu (%s %s, port %u) %s the pool (%s)", w, info.profile,
               info.uuid, info.port, ready ? "joined" : "left", gs_super_state_name(info.state));
+  tell_workers(sv, ready);
 }
 
 static void on_eject(void *ctx, size_t w, bool ejected)
@@ -69,8 +108,9 @@ static int start_scale(struct gs_err *err, struct server *sv)
   t.profile = t.profile ? t.profile : "1g.5gb";
   t.super = sv->super;
   t.proxy = sv->proxy;
-  if (!t.state_path && !(t.state_path = state = gs_scale_default_state(t.backend)))
-    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
+  if (!t.state_path && (rc = gs_scale_default_state(err, t.backend, &state)) != 0)
+    return rc;
+  t.state_path = t.state_path ? t.state_path : state;
   rc = gs_scale_new(err, sv->loop, &cfg->scale, &t, &sv->scale);
   if (!rc && sv->admin)
     gs_proxy_admin_set_scale(sv->admin, sv->scale);
@@ -223,10 +263,14 @@ static void on_signal(struct gs_net_loop *loop, int fd, void *data, unsigned mas
   if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si) || sv->draining)
     return;
   if (si.ssi_signo == SIGHUP) {
+    tell(sv, GS_SERVE_RELOADING);
     reload(sv);
+    if (sv->was_ready) /* else READY comes with the first ready worker */
+      tell(sv, GS_SERVE_READY);
     return;
   }
   sv->draining = true;
+  tell(sv, GS_SERVE_STOPPING);
   sv->drain_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
   gs_log_notice("serve", "%s: draining (%zu requests under way)", strsignal((int)si.ssi_signo),
                 gs_proxy_inflight(sv->proxy));
@@ -339,6 +383,9 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
   if ((rc = gs_net_loop_add(err, sv->loop, *sfd, GS_NET_READABLE, on_signal, sv)) != 0 ||
       (rc = gs_super_start(err, sv->super)) != 0 || (rc = start_scale(err, sv)) != 0)
     return rc;
+  if (sv->cfg->alive_every_us && sv->cfg->on_life &&
+      !gs_net_loop_timer_add(sv->loop, sv->cfg->alive_every_us, on_alive, sv))
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for the watchdog's timer");
   say_banner(sv, ports);
   rc = gs_net_loop_run(sv->loop);
   if (rc == 0)

@@ -234,6 +234,11 @@ static void cancel_timer(struct gs_super *s, uint64_t *id)
 }
 
 /* Appends a line to worker w's log (banners and exits), best effort. */
+/* Worker logs live in a directory the user named, so its owner and mode are
+ * theirs to choose; but no link there is followed and no FIFO waited on
+ * (serve may run as root). */
+#define WORKER_LOG_FLAGS (GS_FILE_PUBLIC | GS_FILE_WRITE | GS_FILE_CREATE | GS_FILE_APPEND)
+
 static void log_line(const struct worker *w, const char *fmt, ...) GS_PRINTF(2, 3);
 static void log_line(const struct worker *w, const char *fmt, ...)
 {
@@ -242,11 +247,15 @@ static void log_line(const struct worker *w, const char *fmt, ...)
   struct tm tm;
   va_list ap;
   FILE *f;
+  int fd = -1;
   if (!w->s->log_dir)
     return;
   snprintf(path, sizeof(path), "%s/worker-%zu.log", w->s->log_dir, w->w);
-  if (!(f = fopen(path, "ae")))
+  if (gs_file_open_private(NULL, path, WORKER_LOG_FLAGS, &fd, NULL) != 0 || !(f = fdopen(fd, "a"))) {
+    if (fd >= 0)
+      close(fd);
     return;
+  }
   strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
   fprintf(f, "==== gpuslice supervisor %s worker %zu: ", stamp, w->w);
   va_start(ap, fmt);
@@ -393,10 +402,12 @@ fail:
 static int open_log(const struct worker *w)
 {
   char path[4096];
+  int fd = -1;
   if (!w->s->log_dir)
     return -1;
   snprintf(path, sizeof(path), "%s/worker-%zu.log", w->s->log_dir, w->w);
-  return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  gs_file_open_private(NULL, path, WORKER_LOG_FLAGS, &fd, NULL);
+  return fd;
 }
 
 /* argv[0] as execvp finds it: as given with a '/', else the first

@@ -3,7 +3,7 @@
  * the fields of /proc/<pid>/stat.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"); nothing
  * here prints or exits: every failure is a code plus a caller-owned message. */
-#include "util/util.h"
+#include "util/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- errors */
@@ -74,8 +76,7 @@ const char *gs_code_name(int code)
 
 /* ----------------------------------------------------------------- files */
 
-/* Copies the directory part of path into dir ("." when there is none). */
-static int gs__dirname(struct gs_err *err, const char *path, char dir[PATH_MAX])
+int gs__dirname(struct gs_err *err, const char *path, char dir[PATH_MAX])
 {
   const char *slash = strrchr(path, '/');
   size_t n;
@@ -139,16 +140,41 @@ nomem:
   return gs_err_set(err, GS_E_NO_MEMORY, "%s: out of memory reading the file", path);
 }
 
-int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data, size_t *len)
+int gs_file_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
+                    size_t *len)
 {
   struct stat sb;
   size_t hint = 0;
-  int fd, rc;
 
   *data = NULL;
   *len = 0;
   if (limit > SIZE_MAX - 2) /* keep limit + 2 (the sentinel byte and the NUL) representable */
     limit = SIZE_MAX - 2;
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+    if ((uintmax_t)sb.st_size > limit) /* refuse before allocating for it */
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: file is larger than the %zu-byte limit",
+                        path, limit);
+    hint = (size_t)sb.st_size;
+  }
+  return gs__read_fd(err, path, fd, limit, hint, data, len);
+}
+
+/* gs_file_read_fd, then the descriptor closed. */
+static int gs__read_opened(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
+                           size_t *len)
+{
+  int rc = gs_file_read_fd(err, path, fd, limit, data, len);
+
+  close(fd);
+  return rc;
+}
+
+int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data, size_t *len)
+{
+  int fd;
+
+  *data = NULL;
+  *len = 0;
   do
     fd = open(path, O_RDONLY | O_CLOEXEC);
   while (fd < 0 && errno == EINTR);
@@ -158,17 +184,19 @@ int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data
       return gs_err_set(err, GS_E_NOT_FOUND, "%s: no such file", path);
     return gs_err_set(err, GS_E_IO, "%s: cannot open: %s", path, strerror(e));
   }
-  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-    if ((uintmax_t)sb.st_size > limit) { /* refuse before allocating for it */
-      close(fd);
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: file is larger than the %zu-byte limit",
-                        path, limit);
-    }
-    hint = (size_t)sb.st_size;
-  }
-  rc = gs__read_fd(err, path, fd, limit, hint, data, len);
-  close(fd);
-  return rc;
+  return gs__read_opened(err, path, fd, limit, data, len);
+}
+
+int gs_file_read_private(struct gs_err *err, const char *path, size_t limit, unsigned flags,
+                         char **data, size_t *len)
+{
+  int fd, rc;
+
+  *data = NULL;
+  *len = 0;
+  if ((rc = gs_file_open_private(err, path, flags & GS_FILE_OTHER_ACCOUNT, &fd, NULL)) != 0)
+    return rc;
+  return gs__read_opened(err, path, fd, limit, data, len);
 }
 
 /* Writes all of data, resuming after short writes and signals. */
@@ -202,13 +230,15 @@ static int gs__sync_dir(const char *dir)
   return 0;
 }
 
-/* Removes "<path>.tmp.<pid>" files whose writer is dead (killed between
- * creating and renaming them); a live writer's file is left alone. */
+/* Removes "<path>.tmp.<pid>[.<random>]" files whose writer is dead (killed
+ * between creating and renaming them); a live writer's file is left alone,
+ * and so is anything that is not our own regular file. */
 static void gs__remove_stale_temps(const char *dir, const char *path)
 {
   const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   size_t blen = strlen(base);
   struct dirent *d;
+  struct stat sb;
   DIR *dp = opendir(dir);
 
   while (dp && (d = readdir(dp)) != NULL) {
@@ -217,30 +247,67 @@ static void gs__remove_stale_temps(const char *dir, const char *path)
     if (strncmp(d->d_name, base, blen) != 0 || strncmp(d->d_name + blen, ".tmp.", 5) != 0)
       continue;
     pid = strtol(d->d_name + blen + 5, &end, 10);
-    if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+    if ((*end && *end != '.') || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+        errno != ESRCH)
       continue;
-    if ((size_t)snprintf(full, sizeof full, "%s/%s", dir, d->d_name) < sizeof full)
+    if ((size_t)snprintf(full, sizeof full, "%s/%s", dir, d->d_name) < sizeof full &&
+        lstat(full, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid())
       unlink(full);
   }
   if (dp)
     closedir(dp);
 }
 
-int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len)
+/* "<path>.tmp.<pid>.<16 hex digits>": the pid lets a later writer tell a dead
+ * writer's leftover; the random part makes the name unguessable, so no one
+ * can plant a file there beforehand (the open is O_EXCL in any case). */
+static int gs__temp_name(struct gs_err *err, const char *path, char tmp[PATH_MAX])
+{
+  static unsigned long long counter;
+  unsigned long long r = 0;
+  int n;
+
+  if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+    struct timespec ts; /* no entropy yet (early boot): unique, if guessable */
+    uint8_t h[16];
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 30) ^ ++counter;
+    gs_hash128(&r, sizeof r, h);
+    memcpy(&r, h, sizeof r);
+  }
+  n = snprintf(tmp, PATH_MAX, "%s.tmp.%ld.%016llx", path, (long)getpid(), r);
+  if (n < 0 || n >= PATH_MAX)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
+  return 0;
+}
+
+/* Creates a new temporary file beside path into tmp and *fd. */
+static int gs__create_temp(struct gs_err *err, const char *path, unsigned flags, char tmp[PATH_MAX],
+                           int *fd)
+{
+  int rc = GS_E_IN_USE;
+
+  for (int tries = 0; tries < 4 && rc == GS_E_IN_USE; tries++)
+    if ((rc = gs__temp_name(err, path, tmp)) == 0)
+      rc = gs_file_open_private(err, tmp, GS_FILE_WRITE | GS_FILE_EXCL | (flags & GS_FILE_PUBLIC),
+                                fd, NULL);
+  if (rc != 0 && rc != GS_E_UNTRUSTED_FILE && rc != GS_E_INVALID_ARGUMENT)
+    rc = gs_err_set(err, GS_E_IO, "%s: cannot replace the file: %s", path, err ? err->msg : "");
+  return rc;
+}
+
+static int gs__write_atomic(struct gs_err *err, const char *path, const char *data, size_t len,
+                            unsigned flags)
 {
   char tmp[PATH_MAX], dir[PATH_MAX];
-  const char *step = "creation";
-  int fd = -1, n, e;
+  const char *step;
+  int fd = -1, n, e, rc;
 
-  if (gs__dirname(err, path, dir) != 0)
-    return GS_E_INVALID_ARGUMENT;
+  if ((rc = gs__dirname(err, path, dir)) != 0)
+    return rc;
   gs__remove_stale_temps(dir, path);
-  n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  if (n < 0 || (size_t)n >= sizeof tmp)
-    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0)
-    goto fail;
+  if ((rc = gs__create_temp(err, path, flags, tmp, &fd)) != 0)
+    return rc;
   step = "write";
   if (gs__write_all(fd, data, len) != 0)
     goto fail;
@@ -268,70 +335,114 @@ fail:
                     tmp, strerror(e));
 }
 
-/* Opens "<path>.lock" into lock->fd and its name into name. */
-static int gs__open_lock(struct gs_err *err, const char *path, char name[PATH_MAX],
-                         struct gs_file_lock *lock)
+int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len)
 {
-  int n;
+  return gs__write_atomic(err, path, data, len, 0);
+}
+
+int gs_file_write_public(struct gs_err *err, const char *path, const char *data, size_t len)
+{
+  return gs__write_atomic(err, path, data, len, GS_FILE_PUBLIC);
+}
+
+/* The pause between tries for a lock: 1 ms at first, doubling to 10 ms.
+ * Linux has no flock with a timeout, so a bounded wait polls; a short cap
+ * keeps a long waiter from losing every race to newcomers, at a cost of at
+ * most 100 wake-ups a second while it waits. */
+static unsigned gs__lock_pause(unsigned pause_ms)
+{
+  struct timespec ts = {0, (long)pause_ms * 1000000L};
+  nanosleep(&ts, NULL);
+  return pause_ms * 2 > 10 ? 10 : pause_ms * 2;
+}
+
+static void (*gs__lock_notice)(const char *line);
+
+void gs_file_set_lock_notice(void (*fn)(const char *line))
+{
+  gs__lock_notice = fn;
+}
+
+/* Tells the notice hook, once, that this wait goes on. */
+static void gs__notice_wait(int fd, const char *name, unsigned wait_ms)
+{
+  char holder[96], line[PATH_MAX + 160];
+
+  if (gs__lock_notice == NULL)
+    return;
+  gs__lock_holder(fd, holder, sizeof holder);
+  snprintf(line, sizeof line, "waiting for %s, held%s, at most %u s", name,
+           holder[0] ? holder : " by another process", wait_ms / 1000u);
+  gs__lock_notice(line);
+}
+
+/* Takes the flock on "<path>.lock", trying for at most wait_ms while another
+ * process holds it. `advice` ends the message when that is not long enough. */
+static int gs__lock_within(struct gs_err *err, const char *path, int exclusive, unsigned wait_ms,
+                           const char *advice, struct gs_file_lock *lock)
+{
+  struct timespec t0, now;
+  char name[PATH_MAX], holder[96];
+  unsigned pause_ms = 1;
+  bool noticed = false;
+  int n, rc;
 
   lock->fd = -1;
   n = snprintf(name, PATH_MAX, "%s.lock", path);
   if (n < 0 || n >= PATH_MAX)
     return gs_err_set(err, GS_E_INVALID_ARGUMENT, "%s: path is too long", path);
   /* Read-only is enough for flock, and lets a reader use a lock file that
-   * another user created. */
-  do
-    lock->fd = open(name, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
-  while (lock->fd < 0 && errno == EINTR);
-  if (lock->fd < 0) {
+   * root created for a machine it shares. */
+  if ((rc = gs_file_open_private(err, name, GS_FILE_CREATE, &lock->fd, NULL)) != 0)
+    return rc;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (flock(lock->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
     int e = errno;
-    return gs_err_set(err, e == ENOENT ? GS_E_NOT_FOUND : GS_E_IO, "%s: cannot open lock file: %s",
-                      name, strerror(e));
+    long waited;
+    if (e == EINTR)
+      continue;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    waited = (now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L;
+    if (e == EWOULDBLOCK && waited < (long)wait_ms) {
+      if (!noticed && waited >= 1000)
+        gs__notice_wait(lock->fd, name, wait_ms), noticed = true;
+      pause_ms = gs__lock_pause(pause_ms);
+      continue;
+    }
+    if (e == EWOULDBLOCK)
+      gs__lock_holder(lock->fd, holder, sizeof holder);
+    gs_file_unlock(lock);
+    if (e != EWOULDBLOCK)
+      return gs_err_set(err, GS_E_IO, "%s: cannot lock: %s", name, strerror(e));
+    if (wait_ms == 0)
+      return gs_err_set(err, GS_E_IN_USE, "%s is held%s", name, holder[0] ? holder : " by another process");
+    return gs_err_set(err, GS_E_IN_USE, "%s is held%s, still after %.1f s; %s", name,
+                      holder[0] ? holder : " by another process", (double)waited / 1000.0, advice);
   }
   return 0;
 }
 
 int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock)
 {
-  char name[PATH_MAX];
-  int rc;
+  const char *env = getenv("GPUSLICE_LOCK_WAIT");
+  unsigned long secs = GS_FILE_LOCK_WAIT;
+  char *end;
 
-  if ((rc = gs__open_lock(err, path, name, lock)) != 0)
-    return rc;
-  do
-    rc = flock(lock->fd, exclusive ? LOCK_EX : LOCK_SH);
-  while (rc < 0 && errno == EINTR);
-  if (rc < 0) {
-    int e = errno;
-    gs_file_unlock(lock);
-    return gs_err_set(err, GS_E_IO, "%s: cannot lock: %s", name, strerror(e));
+  if (env && *env) {
+    secs = strtoul(env, &end, 10);
+    if (*end || secs > 86400)
+      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "GPUSLICE_LOCK_WAIT='%.32s': expected whole "
+                        "seconds, 0 to 86400", env);
   }
-  return 0;
+  return gs__lock_within(err, path, exclusive, (unsigned)secs * 1000u,
+                         "end that process if it is stuck, or set GPUSLICE_LOCK_WAIT=SECONDS to "
+                         "wait longer", lock);
 }
 
 int gs_file_lock_wait(struct gs_err *err, const char *path, unsigned seconds, struct gs_file_lock *lock)
 {
-  char name[PATH_MAX];
-  unsigned waited_ms = 0;
-  int rc;
-
-  if ((rc = gs__open_lock(err, path, name, lock)) != 0)
-    return rc;
-  while ((rc = flock(lock->fd, LOCK_EX | LOCK_NB)) < 0) {
-    int e = errno;
-    if (e == EINTR)
-      continue;
-    if (e != EWOULDBLOCK || waited_ms >= seconds * 1000u) {
-      gs_file_unlock(lock);
-      if (e == EWOULDBLOCK)
-        return gs_err_set(err, GS_E_IN_USE, "%s is held by another process%s", name,
-                          seconds ? " for longer than the wait allowed" : "");
-      return gs_err_set(err, GS_E_IO, "%s: cannot lock: %s", name, strerror(e));
-    }
-    usleep(100 * 1000);
-    waited_ms += 100;
-  }
-  return 0;
+  return gs__lock_within(err, path, 1, seconds > 86400 ? 86400000u : seconds * 1000u,
+                         "wait longer, or end that process if it is stuck", lock);
 }
 
 void gs_file_unlock(struct gs_file_lock *lock)
@@ -343,6 +454,11 @@ void gs_file_unlock(struct gs_file_lock *lock)
 }
 
 int gs_file_make_parent(struct gs_err *err, const char *path)
+{
+  return gs_file_make_parent_mode(err, path, 0700);
+}
+
+int gs_file_make_parent_mode(struct gs_err *err, const char *path, unsigned mode)
 {
   char dir[PATH_MAX];
   struct stat sb;
@@ -357,7 +473,7 @@ int gs_file_make_parent(struct gs_err *err, const char *path)
       continue;
     char c = *p;
     *p = '\0';
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(dir, (mode_t)mode) != 0 && errno != EEXIST) {
       int e = errno;
       return gs_err_set(err, GS_E_IO, "%s: cannot create directory %s: %s", path, dir, strerror(e));
     }
@@ -452,5 +568,5 @@ uint64_t gs_proc_start(int pid)
   if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d"
                       " %*d %llu", &state, &start) != 2 || state == 'Z')
     return 0;
-  return start;
+  return start ? start : 1;
 }

@@ -1,11 +1,12 @@
 /* util.h: the shared utilities every layer may use: error records, whole-file
  * reads, atomic file replacement under a lock, small hashing helpers, a
- * process's /proc/<pid>/stat and start time, HOST:PORT text, latency
+ * process's /proc/<pid>/stat and start time, HOST:PORT text, durations, latency
  * histograms and strict YAML reading.
  * Nothing here knows what a GPU is (DESIGN.md, "Shared utilities"). */
 #ifndef GS_UTIL_H
 #define GS_UTIL_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,7 +45,8 @@
   X(UNKNOWN)                                                                   \
   X(IO)                                                                        \
   X(CORRUPT_STATE)                                                             \
-  X(USAGE)
+  X(USAGE)                                                                     \
+  X(UNTRUSTED_FILE)
 
 /* Indexes into GS_CODE_MAP; public codes are their negatives minus one:
  * GS_E_INVALID_ARGUMENT == -1, GS_E_NOT_SUPPORTED == -2, ... */
@@ -77,28 +79,97 @@ void gs_err_clear(struct gs_err *err);
 const char *gs_code_name(int code);
 
 /* Reads a whole file into a NUL-terminated heap buffer the caller frees.
- * A missing file is GS_E_NOT_FOUND; limit caps the size accepted. */
+ * A missing file is GS_E_NOT_FOUND; limit caps the size accepted. For files
+ * the user names (configs, inputs, stdin); gpuslice's own files are read with
+ * gs_file_read_private. */
 int gs_file_read(struct gs_err *err, const char *path, size_t limit, char **data, size_t *len);
 
-/* Replaces path with data atomically: writes a temporary file in the same
- * directory, fsyncs it, renames it over path and fsyncs the directory, so a
- * crash at any moment leaves either the old or the new content. Temporary
- * files of writers that died before their rename are removed on the way. */
-int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len);
+/* gpuslice's own files (state, locks, journals, spool) are opened only through
+ * gs_file_open_private, which refuses, as GS_E_UNTRUSTED_FILE naming the path
+ * and the fix, what another local user could have put in their place:
+ *  - a symbolic link (never followed), or anything but a regular file: a FIFO
+ *    is opened without blocking (O_NONBLOCK) and then refused, never read;
+ *  - a file owned by anyone but the caller or root, or writable by group or
+ *    others;
+ *  - a file in a directory someone else could swap it in: its directory and
+ *    each one above must be owned by the caller or root, and not writable by
+ *    group or others unless sticky (as /tmp is).
+ * A missing file (or directory) is GS_E_NOT_FOUND, one the caller may not
+ * open GS_E_NO_PERMISSION. Flags: */
+#define GS_FILE_WRITE 0x1u     /* read-write; else read-only */
+#define GS_FILE_CREATE 0x2u    /* create when missing (mode 0644 less the umask) */
+#define GS_FILE_EXCL 0x4u      /* create a new file; one already there is GS_E_IN_USE */
+#define GS_FILE_OTHER_ACCOUNT 0x8u /* also a file of another account, which the caller reads
+                                  on purpose and then checks by st's owner (root's queue
+                                  runner reading a submitter's job, a user's claims ledger):
+                                  the owner must be in the password database, and the
+                                  other checks hold */
+#define GS_FILE_PUBLIC 0x10u   /* a file the user named (an output): only the link and
+                                  file-type checks, no owner or directory checks */
+#define GS_FILE_APPEND 0x20u   /* with WRITE: every write at the end (logs) */
+#define GS_FILE_OWNER_ONLY 0x40u /* create with mode 0600, not 0644 (a job's log) */
+struct stat;
+/* Opens path into *fd (close-on-exec; O_NONBLOCK, which a regular file
+ * ignores) and, when st is not NULL, fills it from fstat of that descriptor. */
+int gs_file_open_private(struct gs_err *err, const char *path, unsigned flags, int *fd,
+                         struct stat *st);
+/* gs_file_read of a file opened by gs_file_open_private (flags: OTHER_ACCOUNT). */
+int gs_file_read_private(struct gs_err *err, const char *path, size_t limit, unsigned flags,
+                         char **data, size_t *len);
+/* Reads an open descriptor (of path, for the messages) to its end, as
+ * gs_file_read does; for a caller that checked the file (its owner, from
+ * gs_file_open_private's st) before reading it. fd stays open. */
+int gs_file_read_fd(struct gs_err *err, const char *path, int fd, size_t limit, char **data,
+                    size_t *len);
+/* The checks gs_file_open_private makes of a file's directories, for a
+ * directory itself (a jobs directory before it is listed). */
+int gs_file_check_dir(struct gs_err *err, const char *dir);
 
-/* An advisory lock (flock) on "<path>.lock", created if needed. The lock file
- * is separate from path because path is replaced by rename on every write. */
+/* Where a user's state lives by default: "<base>/gpuslice", base being
+ * $XDG_STATE_HOME, else $HOME/.local/state, else /var/lib for root, else
+ * $XDG_RUNTIME_DIR (emptied at logout); relative values are ignored, as the
+ * XDG base directory spec says. Never a fixed name in a shared directory:
+ * with none of them, GS_E_NOT_FOUND saying to set HOME or `instead` (e.g.
+ * "GPUSLICE_EMU_STATE=FILE"). Nothing is created. */
+int gs_file_state_dir(struct gs_err *err, const char *instead, char out[PATH_MAX]);
+
+/* Replaces path, one of gpuslice's own files, with data atomically: writes a
+ * new temporary file in the same directory (a random name, O_EXCL, through
+ * gs_file_open_private), fsyncs it, renames it over path and fsyncs the
+ * directory, so a crash at any moment leaves either the old or the new
+ * content. Temporary files of writers that died before their rename are
+ * removed on the way. */
+int gs_file_write_atomic(struct gs_err *err, const char *path, const char *data, size_t len);
+/* The same for a file the user named (an output): no owner or directory
+ * checks (GS_FILE_PUBLIC), the rest alike. */
+int gs_file_write_public(struct gs_err *err, const char *path, const char *data, size_t len);
+
+/* An advisory lock (flock) on "<path>.lock", created if needed and opened by
+ * gs_file_open_private. The lock file is separate from path because path is
+ * replaced by rename on every write. A lock another process holds is waited
+ * for at most $GPUSLICE_LOCK_WAIT seconds (default GS_FILE_LOCK_WAIT), then
+ * GS_E_IN_USE naming the lock file and its holder: never an unbounded hang. */
+#define GS_FILE_LOCK_WAIT 30
 struct gs_file_lock {
   int fd;
 };
 int gs_file_lock(struct gs_err *err, const char *path, int exclusive, struct gs_file_lock *lock);
 void gs_file_unlock(struct gs_file_lock *lock);
 /* The exclusive lock, waiting at most `seconds` (0: not at all) while another
- * process holds it; then GS_E_IN_USE naming the lock file. */
+ * process holds it; then GS_E_IN_USE naming the lock file and its holder. */
 int gs_file_lock_wait(struct gs_err *err, const char *path, unsigned seconds, struct gs_file_lock *lock);
+/* fn gets one line when a wait for a lock has lasted a second ("waiting for
+ * <lock>, held by pid 42 (python3), at most 30 s"), so a wait is never
+ * silent; the CLI prints it. Process-wide, set once at start; NULL: none. */
+void gs_file_set_lock_notice(void (*fn)(const char *line));
 
-/* Creates every missing directory of path's parent (mkdir -p of dirname). */
+/* Creates every missing directory of path's parent (mkdir -p of dirname),
+ * each with mode 0700: gpuslice's state directories are private unless an
+ * administrator makes one shared (docs/jobs.md). */
 int gs_file_make_parent(struct gs_err *err, const char *path);
+/* The same with mode (less the umask) for a tree others must reach, such as
+ * an emulated /dev or a test's scratch directory. */
+int gs_file_make_parent_mode(struct gs_err *err, const char *path, unsigned mode);
 
 /* Reads /proc/<pid>/stat into buf and returns its fields after the command
  * name (" S ppid pgrp ...": the state is the first); NULL when the process
@@ -106,7 +177,8 @@ int gs_file_make_parent(struct gs_err *err, const char *path);
 const char *gs_proc_stat(int pid, char *buf, size_t size);
 /* A process's start time (field 22 of /proc/<pid>/stat, clock ticks since
  * boot): with the pid it names one process for good, as a pid alone may be
- * reused. 0 when the process is gone or a zombie. */
+ * reused. 0 when the process is gone or a zombie (a live process started at
+ * tick 0 reads 1, so 0 always means gone). */
 uint64_t gs_proc_start(int pid);
 
 /* "HOST:PORT" as an option, URL or header gives it (src/util/hostport.c):
@@ -124,6 +196,15 @@ struct gs_hostport {
 };
 int gs_hostport_parse(struct gs_err *err, const char *what, const char *text, unsigned flags,
                       struct gs_hostport *out);
+
+/* A duration's text ("250ms", "10s", "2m", "1.5h"; units us, ms, s, m, h) in
+ * microseconds, from min_us to max_us. A bare number counts bare_unit_us
+ * (an option's unit from before it took units); 0 refuses one. Errors are
+ * GS_E_INVALID_ARGUMENT naming `what` and the syntax (duration.c). */
+int gs_duration_parse(struct gs_err *err, const char *what, const char *text, uint64_t bare_unit_us,
+                      uint64_t min_us, uint64_t max_us, uint64_t *out);
+/* us as the largest unit that writes it exactly ("90s", "2m", "250ms"). */
+void gs_duration_format(uint64_t us, char *buf, size_t size);
 
 /* A 128-bit non-cryptographic hash of a byte string, stable across runs and
  * hosts; used where an identifier must be derived, not drawn at random. */

@@ -47,6 +47,7 @@ static const struct code_case cases[] = {
     {GS_E_IO, "IO", "NVML_ERROR_UNKNOWN", 999, "I/O error"},
     {GS_E_CORRUPT_STATE, "CORRUPT_STATE", "NVML_ERROR_UNKNOWN", 999, "Corrupt state"},
     {GS_E_USAGE, "USAGE", "NVML_ERROR_UNKNOWN", 999, "Usage error"},
+    {GS_E_UNTRUSTED_FILE, "UNTRUSTED_FILE", "NVML_ERROR_UNKNOWN", 999, "Untrusted file"},
 };
 
 static void every_code_has_its_names(void **state)

@@ -224,10 +224,10 @@ static void spec_errors(void **state)
   assert_non_null(strstr(f->err.msg, "no release of branch 545 is known"));
   assert_int_equal(gs_emu_parse_spec(&f->err, "b200@550", models, 4), GS_E_INVALID_ARGUMENT);
   assert_non_null(strstr(f->err.msg, "b200-180gb has no MIG on driver 550.127.05"));
-  assert_int_equal(gs_emu_parse_spec(&f->err, "a100@", models, 4), GS_E_INVALID_ARGUMENT);
-  assert_int_equal(gs_emu_parse_spec(&f->err, "a100@440.1.1", models, 4), GS_E_INVALID_ARGUMENT);
-  assert_int_equal(gs_emu_parse_spec(NULL, "a100@R535", models, 4), 1);
-  assert_int_equal(gs_emu_parse_spec(NULL, "a100@570.169", models, 4), 1);
+  assert_int_equal(gs_emu_parse_spec(&f->err, "a100-40gb@", models, 4), GS_E_INVALID_ARGUMENT);
+  assert_int_equal(gs_emu_parse_spec(&f->err, "a100-40gb@440.1.1", models, 4), GS_E_INVALID_ARGUMENT);
+  assert_int_equal(gs_emu_parse_spec(NULL, "a100-40gb@R535", models, 4), 1);
+  assert_int_equal(gs_emu_parse_spec(NULL, "a100-40gb@570.169", models, 4), 1);
 }
 
 int main(void)

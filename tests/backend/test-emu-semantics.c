@@ -469,8 +469,10 @@ static int child_as_nobody(const char *path)
 }
 
 /* Tests run as root here, so the NO_PERMISSION path runs in a child that
- * drops to nobody. The machine lives in a directory nobody may write, under
- * /tmp: the scratch directory may sit below one nobody cannot enter. */
+ * drops to nobody. The machine lives in a directory of root's that nobody
+ * may read but not write (nor may anyone else: gpuslice refuses its files in
+ * a directory others could write), under /tmp: the scratch directory may sit
+ * below one nobody cannot enter. */
 static void test_enforce_root_as_nobody(void **state)
 {
   struct fixture *f = *state;
@@ -480,7 +482,7 @@ static void test_enforce_root_as_nobody(void **state)
   if (geteuid() != 0)
     skip(); /* the in-process test above covers the non-root case */
   assert_non_null(mkdtemp(dir));
-  assert_int_equal(chmod(dir, 0777), 0);
+  assert_int_equal(chmod(dir, 0755), 0);
   gs_test_rmtree(f->dir);
   snprintf(f->dir, sizeof(f->dir), "%s", dir); /* teardown removes it */
   gs_test_join(f->path, f->dir, "emu.json");
@@ -650,7 +652,7 @@ static void test_parse_spec(void **state)
                    10);
   for (unsigned i = 0; i < 10; i++)
     assert_string_equal(models[i]->key, i < 8 ? "a100-40gb" : "h100-80gb");
-  assert_int_equal(gs_emu_parse_spec(&err, "A100,rtx-pro-6000", models, GS_BACKEND_MAX_GPUS), 2);
+  assert_int_equal(gs_emu_parse_spec(&err, "A100-40GB,rtx-pro-6000", models, GS_BACKEND_MAX_GPUS), 2);
   assert_string_equal(models[1]->key, "rtx-pro-6000");
   /* "" and NULL mean the default machine: one A100-SXM4-40GB (DESIGN.md). */
   assert_int_equal(gs_emu_parse_spec(&err, "", models, GS_BACKEND_MAX_GPUS), 1);

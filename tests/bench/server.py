@@ -2,12 +2,16 @@
 # whose service times and failures are known: /fixed (20 ms), /bimodal
 # (every 5th request 50 ms, the others 5 ms), /stall (never answers), /close
 # (closes mid-body), /error (500), /notfound (404), /garbage (not HTTP), a
-# KServe model "tiny" (INT32 [-1,4]) with Triton-style /metrics, and broken
-# metadata for models "broken" and "nojson". Writes its port to PORTFILE.
+# KServe model "tiny" (INT32 [-1,4], also as version 1) with Triton-style
+# /metrics (and two GPUs' nv_gpu_* gauges), "nostats" (served, absent from
+# /metrics), /slowing (each answer 3 ms slower than the one before), /stats
+# (what was asked: infer paths, X-Bench headers seen), and broken metadata
+# for models "broken" and "nojson". Writes its port to PORTFILE.
 import http.server, json, socket, sys, threading, time
 
 lock = threading.Lock()
-count = {"bimodal": 0, "tiny": 0}
+count = {"bimodal": 0, "tiny": 0, "slowing": 0, "scrapes": 0, "x_bench": 0}
+paths = {}
 
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -43,6 +47,10 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def route(self):
         p = self.path
+        with lock:
+            paths[p] = paths.get(p, 0) + 1
+            if self.headers.get("X-Bench") == "yes":
+                count["x_bench"] += 1
         if p == "/fixed":
             time.sleep(0.02)
             self.send(200)
@@ -62,21 +70,41 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send(500, b'{"error":"boom"}', "application/json")
         elif p == "/notfound":
             self.send(404, b'{"error":"no"}', "application/json")
-        elif p == "/v2/models/tiny":
-            self.send(200, json.dumps({"name": "tiny", "versions": ["1"], "inputs": [
-                {"name": "x", "datatype": "INT32", "shape": [-1, 4]}]}).encode())
-        elif p == "/v2/models/tiny/infer":
+        elif p == "/slowing":
             with lock:
-                count["tiny"] += 1
+                count["slowing"] += 1
+                n = count["slowing"]
+            time.sleep(0.003 * n)
+            self.send(200)
+        elif p == "/stats":
+            with lock:
+                body = json.dumps({"paths": paths, "x_bench": count["x_bench"]})
+            self.send(200, body.encode(), "application/json")
+        elif p in ("/v2/models/tiny", "/v2/models/tiny/versions/1", "/v2/models/nostats"):
+            self.send(200, json.dumps({"name": p.split("/")[3], "versions": ["1"], "inputs": [
+                {"name": "x", "datatype": "INT32", "shape": [-1, 4]}]}).encode())
+        elif p in ("/v2/models/tiny/infer", "/v2/models/tiny/versions/1/infer",
+                   "/v2/models/nostats/infer"):
+            with lock:
+                count["tiny"] += "tiny" in p
             time.sleep(0.002)
             self.send(200, b'{"model_name":"tiny","outputs":[]}', "application/json")
         elif p == "/metrics":
             with lock:
                 n = count["tiny"]
+                count["scrapes"] += 1
+                k = count["scrapes"]
             text = ("nv_inference_request_success{model=\"tiny\",version=\"1\"} %d\n"
                     "nv_inference_queue_duration_us{model=\"tiny\",version=\"1\"} %d\n"
                     "nv_inference_compute_infer_duration_us{model=\"tiny\",version=\"1\"} %d\n"
                     % (n, 100 * n, 1000 * n))
+            # GPU gauges as Triton labels them; memory used grows with each scrape
+            for uuid, util, watts in (("GPU-b", 0.25, 200), ("GPU-a", 0.5, 100)):
+                text += ("nv_gpu_utilization{gpu_uuid=\"%s\"} %g\n"
+                         "nv_gpu_power_usage{gpu_uuid=\"%s\"} %g\n"
+                         "nv_gpu_memory_used_bytes{gpu_uuid=\"%s\"} %d\n"
+                         "nv_gpu_memory_total_bytes{gpu_uuid=\"%s\"} %d\n"
+                         % (uuid, util, uuid, watts, uuid, 1000 * k, uuid, 40000000000))
             self.send(200, text.encode())
         elif p == "/v2/models/broken":
             self.send(200, b'{"name": "broken", "inputs": [{"name": 3}]}')

@@ -117,7 +117,8 @@ static void infer_request_framing(void **state)
   assert_int_equal(gs_bench_model_fix_shapes(&err, &m, 1, NULL, 0), 0);
   assert_int_equal(gs_bench_samples_fill(&err, &m, false, 7, &s), 0);
   for (int binary = 0; binary < 2; binary++) {
-    assert_int_equal(gs_bench_infer_request(&err, &u, &m, &s.s[0], binary, binary, &req, &len), 0);
+    assert_int_equal(gs_bench_infer_request(&err, &u, &m, &s.s[0], binary, binary, NULL, &req,
+                                            &len), 0);
     assert_memory_equal(req, "POST /p/v2/models/flower/infer HTTP/1.1\r\n", 41);
     body = strstr(req, "\r\n\r\n") + 4;
     assert_int_equal(sscanf(strstr(req, "\nContent-Length: "), "\nContent-Length: %zu", &clen), 1);
@@ -132,6 +133,14 @@ static void infer_request_framing(void **state)
     }
     free(req);
   }
+  /* -x 3 and -H: the version's path, the headers among the request's */
+  strcpy(m.version, "3");
+  assert_int_equal(gs_bench_infer_request(&err, &u, &m, &s.s[0], true, true, "X-A: 1\r\nX-B: 2\r\n",
+                                          &req, &len), 0);
+  assert_memory_equal(req, "POST /p/v2/models/flower/versions/3/infer HTTP/1.1\r\n", 52);
+  body = strstr(req, "\r\n\r\n");
+  assert_true(strstr(req, "\r\nX-A: 1\r\nX-B: 2\r\n") && strstr(req, "\r\nX-A: 1") < body);
+  free(req);
   gs_bench_samples_free(&s);
 }
 
@@ -147,11 +156,15 @@ static void triton_metrics(void **state)
       "nv_inference_compute_infer_duration_us{model=\"flower\"} garbage\n";
   struct gs_bench_server s;
   (void)state;
-  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "flower", &s), 0);
+  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "flower", NULL, &s), 0);
   assert_true(s.success == 10);
   assert_true(s.queue_us == 300);
   assert_true(s.cinfer_us == 5000);
-  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "bert", &s), GS_E_NOT_FOUND);
+  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "bert", NULL, &s), GS_E_NOT_FOUND);
+  /* -x 2: only version 2's series */
+  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "flower", "2", &s), 0);
+  assert_true(s.success == 0 && s.queue_us == 100 && s.cinfer_us == 0);
+  assert_int_equal(gs_bench_metrics_parse(text, strlen(text), "flower", "3", &s), GS_E_NOT_FOUND);
 }
 
 static void csv_round_trip_and_plot(void **state)
@@ -169,12 +182,14 @@ static void csv_round_trip_and_plot(void **state)
     steps[i].throughput = 100.5 * (3 - i);
     steps[i].p90_us = 1000u * (unsigned)(3 - i);
   }
-  gs_bench_csv_write(f, GS_BENCH_CLOSED, steps, 3);
+  assert_int_equal(gs_bench_csv_write(f, &(struct gs_bench_csv){GS_BENCH_CLOSED, true, false, 0,
+                                                                 false}, steps, 3), 0);
   fclose(f);
+  /* the header's exact text, against perf_analyzer's: test-bench-csv.c */
   assert_non_null(strstr(text, "Concurrency,Inferences/Second,Client Send,Network+Server "
                                "Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,"
                                "Server Compute Output,Client Recv,p50 latency,p90 latency,"
-                               "p95 latency,p99 latency,Avg latency\n"));
+                               "p95 latency,p99 latency\n"));
   assert_int_equal(gs_bench_csv_read(&err, "a.csv", text, len, "p90 latency", &s[0]), 0);
   assert_int_equal(s[0].n, 2); /* the unstable step is not a row */
   assert_true(s[0].x[0] == 1 && s[0].x[1] == 3);

@@ -107,8 +107,8 @@ check "kserve: batch 2 counts two inferences per request" \
   '[ "$(q $tmp/tiny.json "abs(s[\"inferences_per_second\"] - 2 * s[\"requests_ok\"] / s[\"seconds\"]) < 0.01 * s[\"inferences_per_second\"] and s[\"requests_ok\"] > 0")" = True ]'
 check "kserve: the server's queue and compute split from its /metrics (100 and 1000 us)" \
   '[ "$(q $tmp/tiny.json "s[\"server\"][\"seen\"] and abs(s[\"server\"][\"queue_us\"] - 100) < 0.5 and abs(s[\"server\"][\"compute_infer_us\"] - 1000) < 0.5")" = True ]'
-check "kserve: CSV with perf_analyzer's header" \
-  'head -1 $tmp/tiny.csv | grep -qx "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency,Avg latency"'
+check "kserve: CSV with perf_analyzer's header (compared with its source: test-bench-csv.c)" \
+  'head -1 $tmp/tiny.csv | grep -qx "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency"'
 
 timeout 60 "$bin" bench --url "$url" -m broken >/dev/null 2>"$tmp/broken.err"
 check "malformed metadata: exit 2 naming the metadata URL" \
@@ -163,9 +163,13 @@ spid=$!
 pids+=($spid)
 for _ in $(seq 600); do [ "$(grep -c 'joined the pool' "$tmp/serve.out")" -ge 4 ] && break; sleep 0.1; done
 surl=http://127.0.0.1:$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
-run serve --url "$surl" -m flower --concurrency-range 4 "${quick[@]}"
+run serve --url "$surl" -m flower --concurrency-range 4 "${quick[@]}" -f "$tmp/serve.csv"
 check "through gpuslice serve: flower infers answered, no errors" \
   '[ "$(q $tmp/serve.json "s[\"requests_ok\"] > 0 and sum(s[\"errors\"].values()) == 0")" = True ]'
+# serve's /metrics has no nv_inference_* series: the server's figures are unknown, so
+# the CSV leaves their five cells empty (perf_analyzer writes no made-up 0)
+check "through gpuslice serve: the CSV's server cells are empty, not 0" \
+  'sed -n 2p $tmp/serve.csv | grep -Eq "^4,[0-9.e+]+,[0-9]+,,,,,,[0-9]+(,[0-9]+){4}$"'
 kill -TERM $spid 2>/dev/null
 for _ in $(seq 100); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
 
@@ -181,12 +185,8 @@ check "plot: a CSV without the latency column is refused, naming it" '[ $? = 2 ]
 "$bin" bench plot "$tmp/one.csv" --latency-budget 5parsecs -o "$tmp/x.svg" 2>"$tmp/p2"
 check "plot: a bad budget is refused" '[ $? = 2 ]'
 "$bin" bench plot "$tmp/one.csv" -o "$tmp/c.png" 2>"$tmp/p3"
-prc=$?
-if command -v rsvg-convert >/dev/null; then
-  check "plot: PNG through rsvg-convert" '[ $prc = 0 ] && [ -s $tmp/c.png ]'
-else
-  check "plot: PNG without rsvg-convert says what to install" '[ $prc = 1 ] && grep -q rsvg-convert $tmp/p3'
-fi
+check "plot: a PNG (rendered by librsvg; formats: test-bench-plot.sh)" \
+  '[ $? = 0 ] && [ "$(head -c 4 $tmp/c.png | tail -c 3)" = PNG ]'
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

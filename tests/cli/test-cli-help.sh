@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test-cli-help.sh: `gpuslice <command> --help` for every command that
-# `gpuslice --help` lists (and `bench plot`): exit 0, the command's usage on
-# stdout, nothing on stderr, and nothing else run: no state, lock, jobs or
-# log file made, the emulator's state untouched, no GPU needed. Twice: on a
-# machine never used (no state at all) and on one with MIG devices, where
-# `serve --help` used to go on with no worker command and crash.
+# `gpuslice --help` lists: exit 0, the command's help on stdout (a usage
+# line, its options one a line, each with a description, and at least one
+# example of that very command), nothing on stderr, and nothing else run: no
+# state, lock, jobs or log file made, the emulator's state untouched, no GPU
+# needed. Twice: on a machine never used (no state at all) and on one with
+# MIG devices, where `serve --help` used to go on with no worker command and
+# crash.
 set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
@@ -22,20 +24,26 @@ commands=$("$bin" --help | sed -n '/^commands:/,/^$/p' |
   sed -n 's/^  \([a-z-]\{1,\}\( [a-z-]\{1,\}\)\{0,1\}\)   *[A-Za-z(].*/\1/p')
 [ "$(echo "$commands" | wc -l)" -ge 30 ] && ok ||
   fail "gpuslice --help lists too few commands: $commands"
-commands=$(printf '%s\nbench plot\n' "$commands")
 
 # files: every file below $tmp but the outputs, with its size and time.
 files() { (cd "$tmp" && find . -mindepth 1 -path ./out -prune -o -printf '%p %s %T@\n' | sort); }
 
-# usage_of CMD TEXT: TEXT is a usage and nothing else: it opens with
-# "usage: gpuslice", names each word of CMD in its first line (`mig
-# enable|disable` shares one usage), and its other lines are indented or
-# empty (a listing's header after the usage means the command went on).
+# usage_of CMD TEXT: TEXT is a command's help and nothing else: it opens
+# with "usage: gpuslice CMD", its other lines are indented, empty or the
+# "options:" and "examples:" headers (a listing's header after the help
+# means the command went on), every option line is "-x, --name ARG  text"
+# or "    --name ARG  text" with a description, -h/--help among them, and an
+# example runs CMD itself.
 usage_of() {
-  local first=${2%%$'\n'*} w
-  [[ "$first" == "usage: gpuslice "* ]] || return 1
-  for w in $1; do [[ "$first" == *"$w"* ]] || return 1; done
-  ! printf '%s\n' "$2" | tail -n +2 | grep -q '^[^[:space:]]'
+  local first=${2%%$'\n'*}
+  [[ "$first" == "usage: gpuslice $1 "* ]] || return 1
+  printf '%s\n' "$2" | tail -n +2 | grep -v '^options:$\|^examples:$' | grep -q '^[^[:space:]]' &&
+    return 1
+  printf '%s\n' "$2" | sed -n '/^options:$/,/^$/p' | sed '1d;/^$/d' >"$tmp/out/opts"
+  [ -s "$tmp/out/opts" ] || return 1
+  grep -vqE '^  (-[A-Za-z0-9], |    )--[a-z][a-z0-9-]*( [^ ]+)?  +[^ ]' "$tmp/out/opts" && return 1
+  grep -q -- '-h, --help ' "$tmp/out/opts" || return 1
+  printf '%s\n' "$2" | sed -n '/^examples:$/,$p' | grep -q "^  gpuslice $1\b"
 }
 
 # check_help STATE-DIR LABEL: every command's --help against that state.
@@ -54,7 +62,7 @@ check_help() {
       if [ "$rc" -ne 0 ]; then
         fail "$label: gpuslice $cmd $h exited $rc (stderr: ${err:0:300})"
       elif ! usage_of "$cmd" "$out"; then
-        fail "$label: gpuslice $cmd $h: stdout is not its usage alone: ${out:0:300}"
+        fail "$label: gpuslice $cmd $h: stdout is not its help alone: ${out:0:600}"
       elif [ -n "$err" ]; then
         fail "$label: gpuslice $cmd $h wrote to stderr: ${err:0:300}"
       else

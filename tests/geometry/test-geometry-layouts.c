@@ -699,7 +699,21 @@ static void test_model_find(void **state)
   const struct gs_geom_model *m = model("a100-40gb");
   (void)state;
   assert_string_equal(m->key, "a100-40gb");
-  assert_ptr_equal(gs_geom_model_find("a100"), m);                  /* alias */
+  assert_ptr_equal(gs_geom_model_find("a100-sxm4-40gb"), m);        /* alias */
+  {
+    /* A short name several models start with is refused, with them (issue 17). */
+    char hint[512];
+    assert_null(gs_geom_model_find("a100"));
+    assert_string_equal(gs_geom_model_hint("a100", hint, sizeof(hint)),
+                        "short for several GPU models: a100-40gb, a100-80gb; name one");
+    assert_null(gs_geom_model_find("h100"));
+    assert_non_null(strstr(gs_geom_model_hint("H100", hint, sizeof(hint)), "h100-80gb, "));
+    assert_null(gs_geom_model_find("gh200"));
+    assert_non_null(strstr(gs_geom_model_hint("gh200", hint, sizeof(hint)), "h100-96gb"));
+    assert_string_equal(gs_geom_model_hint("a30", hint, sizeof(hint)), "did you mean a30-24gb?");
+    assert_string_equal(gs_geom_model_hint("x9", hint, sizeof(hint)), "`gpuslice models` lists them");
+    assert_ptr_equal(gs_geom_model_find("a30"), model("a30-24gb")); /* one model: an exact alias */
+  }
   assert_ptr_equal(gs_geom_model_find("NVIDIA A100-SXM4-40GB"), m); /* NVML name */
   assert_ptr_equal(gs_geom_model_find("A100-SXM4-40GB"), m);        /* without "NVIDIA " */
   assert_ptr_equal(gs_geom_model_find("0x20B010DE"), m);            /* mig-parted device filter */

@@ -64,7 +64,7 @@ until_ok held_is serve- 4 && ok || fail "serve did not claim the 3g slice after 
 
 # The queue: a 1g job waits while serve holds every slice.
 g queue submit --profile 1g.5gb -- true >/dev/null
-"$GS_BIN" -q queue run --poll-ms 50 --until-empty >"$root/queue.out" 2>&1 &
+"$GS_BIN" -q queue run --poll-interval 50ms --until-empty >"$root/queue.out" 2>&1 &
 qpid=$!
 sleep 1
 state_is j000001 queued && ok || fail "a job started while serve holds every slice: $(g jobs)"

@@ -59,7 +59,7 @@ for how in cgroup subreaper; do
   g emu reset >/dev/null && g mig enable >/dev/null && g gi create 3g.20gb -C >/dev/null || { echo "setup failed"; exit 1; }
   g queue submit --profile 3g.20gb -- sh "$root/spawner.sh" "$root/pids.$how" >/dev/null
   g queue submit --profile 3g.20gb -- sh "$root/checker.sh" "$root/pids.$how" "$root/seen.$how" >/dev/null
-  timeout 120 "$GS_BIN" -q queue run --until-empty --poll-ms 50 --grace-ms 500 >"$root/out" 2>&1 ||
+  timeout 120 "$GS_BIN" -q queue run --until-empty --poll-interval 50ms --grace-period 500ms >"$root/out" 2>&1 ||
     fail "$how: queue run: $(tail -3 "$root/out")"
   [ "$(wc -l <"$root/pids.$how")" = 4 ] && ok || fail "$how: the job did not start its 4 children"
   any_alive "$root/pids.$how" && fail "$how: leftovers alive after the queue emptied: $(cat "$root/pids.$how")" || ok

@@ -26,7 +26,7 @@ out=$(g mps start -i 0 --json)
   [ "$(echo "$out" | field scope)" = "$gpu" ] && ok || fail "emulated mps start: $out"
 g mps status | grep -q "EMULATED" && ok || fail "status does not say EMULATED: $(g mps status)"
 pipe=$(echo "$out" | field pipe_dir)
-env=$(g run --mode mps --threads 30 --memory 2GiB -- env)
+env=$(g run --mode mps --thread-percentage 30 --memory 2GiB -- env)
 echo "$env" | grep -qx "CUDA_MPS_PIPE_DIRECTORY=$pipe" && ok || fail "client pipe directory: $env"
 echo "$env" | grep -qx "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30" && ok || fail "thread percentage: $env"
 echo "$env" | grep -qx "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2048MB" && ok || fail "memory limit: $env"
@@ -34,8 +34,8 @@ echo "$env" | grep -qx "CUDA_VISIBLE_DEVICES=$gpu" && ok || fail "device: $env"
 g mps stop -i 0 >/dev/null && [ "$(g mps status --json | field running)" = False ] && ok || fail "mps stop"
 g mps stop -i 0 2>/dev/null
 [ $? = 1 ] && ok || fail "stopping a stopped daemon is not refused"
-g run --mode mps --threads 101 -- true 2>/dev/null
-[ $? = 2 ] && ok || fail "--threads 101 accepted"
+g run --mode mps --thread-percentage 101 -- true 2>/dev/null
+[ $? = 2 ] && ok || fail "--thread-percentage 101 accepted"
 g run --mode mps --memory 64GiB -- true 2>/dev/null
 [ $? = 2 ] && ok || fail "an MPS limit above the GPU's memory was accepted"
 

@@ -25,7 +25,7 @@ fresh() {
   g emu reset >/dev/null && g mig enable >/dev/null && g gi create 3g.20gb,1g.5gb,1g.5gb -C >/dev/null ||
     { echo "setup failed"; exit 1; }
 }
-drain() { timeout 240 "$GS_BIN" -q queue run --until-empty --poll-ms 50 "$@" >"$root/queue.out" 2>&1 || fail "queue run: $(tail -3 "$root/queue.out")"; }
+drain() { timeout 240 "$GS_BIN" -q queue run --until-empty --poll-interval 50ms "$@" >"$root/queue.out" 2>&1 || fail "queue run: $(tail -3 "$root/queue.out")"; }
 
 # 1. Larger than any free slice: waits for the 3g, then runs; a 1g job
 #    submitted after it is not held up.
@@ -70,7 +70,7 @@ fresh
 for i in 1 2 3 4 5 6; do
   g queue submit --user u$((i % 2)) --profile 1g.5gb -- sh -c 'echo $GPUSLICE_JOB_ID >>"$0"; sleep 1' "$root/ran" >/dev/null
 done
-"$GS_BIN" -q queue run --poll-ms 50 >/dev/null 2>&1 &
+"$GS_BIN" -q queue run --poll-interval 50ms >/dev/null 2>&1 &
 qpid=$!
 until_ok running_is 2 || fail "the queue did not start two jobs"
 { kill -9 "$qpid"; wait "$qpid"; } 2>/dev/null  # no "Killed" notice
@@ -87,7 +87,7 @@ python3 -c 'import json,sys; sys.exit(len(json.load(open(sys.argv[1]))["claims"]
 fresh
 g queue submit --user alice --profile 3g.20gb -- sleep 60 >/dev/null
 g queue submit --user bob --profile 3g.20gb -- true >/dev/null
-"$GS_BIN" -q queue run --poll-ms 50 --until-empty >/dev/null 2>&1 &
+"$GS_BIN" -q queue run --poll-interval 50ms --until-empty >/dev/null 2>&1 &
 qpid=$!
 until_ok running_is 1 || fail "the sleep job did not start"
 pid_of() { q 'print([x["pid"] for x in j if x["state"]=="running" and x["pid"]][0])' 2>/dev/null; }
@@ -103,7 +103,7 @@ q 'a,b=j; sys.exit(0 if a["exit_status"]==137 and a["signal"]==9 and b["exit_sta
 fresh
 g queue submit --user alice --profile 3g.20gb -- sh -c 'echo x >>"$0"; sleep 60' "$root/lost" >/dev/null
 g queue submit --user bob --profile 3g.20gb -- true >/dev/null
-"$GS_BIN" -q queue run --poll-ms 50 --until-empty >/dev/null 2>&1 &
+"$GS_BIN" -q queue run --poll-interval 50ms --until-empty >/dev/null 2>&1 &
 qpid=$!
 until_ok running_is 1 || fail "the shepherded job did not start"
 shep=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["shepherd_pid"])' "$root/emu.json.jobs/queue/j000001.json")
@@ -118,7 +118,7 @@ fresh
 g queue submit --user alice --profile 3g.20gb -- sh -c 'echo x >>"$0"; sleep 60' "$root/cancel" >/dev/null
 g queue submit --user bob --profile 3g.20gb -- sh -c 'echo y >>"$0"' "$root/cancel" >/dev/null
 g queue cancel j000002 | grep -qx "j000002 cancelled" && ok || fail "cancel of a queued job"
-"$GS_BIN" -q queue run --poll-ms 50 --until-empty >/dev/null 2>&1 &
+"$GS_BIN" -q queue run --poll-interval 50ms --until-empty >/dev/null 2>&1 &
 qpid=$!
 until_ok running_is 1 || fail "the job to cancel did not start"
 until_ok pid_of >/dev/null

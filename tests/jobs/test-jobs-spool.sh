@@ -16,7 +16,7 @@ unset GPUSLICE_EMULATE GPUSLICE_JOBS_DIR GPUSLICE_MPS_CONTROL GPUSLICE_JOB_TRACK
 export GPUSLICE_EMU_STATE="$root/emu.json"
 q="$root/emu.json.jobs/queue"
 g() { "$GS_BIN" -q "$@"; }
-drain() { timeout 60 "$GS_BIN" -q queue run --until-empty --poll-ms 20 >"$root/out" 2>"$root/err"; }
+drain() { timeout 60 "$GS_BIN" -q queue run --until-empty --poll-interval 20ms >"$root/out" 2>"$root/err"; }
 states() { g jobs --json 2>/dev/null | python3 -c 'import json,sys; print(" ".join(x["id"]+"="+x["state"] for x in json.load(sys.stdin)))'; }
 
 g emu reset >/dev/null && g mig enable >/dev/null && g gi create 1g.5gb,1g.5gb -C >/dev/null || { echo "setup failed"; exit 1; }
@@ -44,7 +44,7 @@ grep "j000003.json" "$root/err" | grep -q "id j000001 is not its file name" && o
 grep "j000004.json" "$root/err" | grep -q "id: expected j and 6 to 8 digits" && ok || fail "a path as id not named: $(cat "$root/err")"
 grep "j000005.json" "$root/err" | grep -q "symbolic link" && ok || fail "the link not named: $(cat "$root/err")"
 # One shepherd per valid job, none for the bad files.
-[ "$(grep -c started "$root/out")" = 2 ] && ok || fail "shepherds started: $(grep -c started "$root/out"), want 2: $(head -5 "$root/out")"
+[ "$(grep -c ' started: ' "$root/err")" = 2 ] && ok || fail "shepherds started: $(grep -c ' started: ' "$root/err"), want 2: $(head -5 "$root/err")"
 [ "$(states)" = "j000001=done j000007=done" ] && ok || fail "jobs after the bad files: $(states)"
 
 # A job marked running by pid 1: with pid 1's own start time, and with none.

@@ -111,7 +111,7 @@ g slurm gres -N node1 >"$root/gres.conf"
 expect "prolog: no drift" 0 -- slurm prolog -N node1 --gres-conf "$root/gres.conf"
 SLURMD_NODENAME=node1 SLURM_CONF="$root/slurm.conf" g slurm prolog >"$root/out" 2>&1 && ok ||
   fail "prolog with Slurm's environment: $(cat "$root/out")"
-expect "prolog: gres.conf missing" 1 "gres.conf $root/nope" "--gres-conf" -- slurm prolog --gres-conf "$root/nope"
+expect "prolog: gres.conf missing" 2 "gres.conf $root/nope" "--gres-conf" -- slurm prolog --gres-conf "$root/nope"
 uuids=$(g list --json | python3 -c '
 import json, sys
 print(" ".join(m["uuid"] for g in json.load(sys.stdin) for m in g.get("mig_devices", [])))')

@@ -25,7 +25,7 @@ static inline int gs_test_mkdtemp(const char *tag, char dir[GS_TEST_DIR])
   if (base == NULL || *base == '\0')
     base = "/tmp";
   snprintf(probe, sizeof(probe), "%s/x", base);
-  if (gs_file_make_parent(NULL, probe) != 0)
+  if (gs_file_make_parent_mode(NULL, probe, 0755) != 0) /* tests may run as other users */
     return -1;
   if (snprintf(dir, GS_TEST_DIR, "%s/%s-XXXXXX", base, tag) >= GS_TEST_DIR)
     return -1;

@@ -13,10 +13,12 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -24,7 +26,7 @@
 #include "serve/serve.h"
 
 struct env {
-  char dir[256], state[300], blocker[320];
+  char dir[256], sdir[280], state[300];
   struct gs_backend *b;
   struct gs_net_loop *loop;
   struct gs_super *super;
@@ -47,9 +49,9 @@ static void env_init(struct env *e)
   mkdir(base && *base ? base : "/tmp", 0755);
   assert_non_null(mkdtemp(e->dir));
   snprintf(emu, sizeof(emu), "%s/emu.json", e->dir);
-  snprintf(e->state, sizeof(e->state), "%s/scale.json", e->dir);
-  /* a directory where the atomic write puts its temporary file: every write fails, even as root */
-  snprintf(e->blocker, sizeof(e->blocker), "%s.tmp.%ld", e->state, (long)getpid());
+  snprintf(e->sdir, sizeof(e->sdir), "%s/scale", e->dir);
+  assert_int_equal(mkdir(e->sdir, 0700), 0);
+  snprintf(e->state, sizeof(e->state), "%s/scale.json", e->sdir);
   bc.state_path = emu;
   assert_int_equal(gs_backend_open(&err, &bc, &e->b), 0);
   assert_int_equal(e->b->ops->set_mig_mode(e->b, &err, 0, true, &act), 0);
@@ -107,6 +109,30 @@ static void make_instance(struct env *e, struct gs_mig_device *dev)
   *dev = devs[0];
 }
 
+/* Root writes into a read-only directory unless it gives up
+ * CAP_DAC_OVERRIDE: dropped from (and put back into) the effective set. */
+static void dac_override(bool on)
+{
+  struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct d[2];
+  if (geteuid() != 0)
+    return;
+  assert_int_equal(syscall(SYS_capget, &h, d), 0);
+  if (on)
+    d[0].effective |= 1u << CAP_DAC_OVERRIDE;
+  else
+    d[0].effective &= ~(1u << CAP_DAC_OVERRIDE);
+  assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+/* The state file's directory read-only: it reads, but no write lands (its
+ * temporary file cannot be made), even as root. */
+static void block_writes(struct env *e, bool block)
+{
+  assert_int_equal(chmod(e->sdir, block ? 0500 : 0700), 0);
+  dac_override(!block);
+}
+
 /* gs_scale_new, which must fail: its code, *out left NULL. */
 static int scale_new_fails(struct env *e, const char *profile, struct gs_err *err)
 {
@@ -160,8 +186,9 @@ static void test_state_unwritable_after_adoption(void **state)
   fprintf(f, "{\"profile\": \"1g.5gb\", \"instances\": [{\"gpu\": 0, \"gi\": %u, \"ci\": %u, "
              "\"uuid\": \"%s\"}]}\n", dev.gi, dev.ci, dev.uuid);
   fclose(f);
-  assert_int_equal(mkdir(e.blocker, 0755), 0);
+  block_writes(&e, true);
   assert_int_equal(scale_new_fails(&e, "1g.5gb", &err), GS_E_IO);
+  block_writes(&e, false);
   assert_non_null(strstr(err.msg, "cannot write its state file"));
   assert_non_null(strstr(err.msg, e.state));
   assert_non_null(strstr(err.msg, "--scale-state"));
@@ -218,7 +245,7 @@ static void test_grow_unrecorded(void **state)
   gs_scale_config_defaults(&cfg);
   t = target(&e, "1g.5gb");
   assert_int_equal(gs_scale_new(&err, e.loop, &cfg, &t, &s), 0);
-  assert_int_equal(mkdir(e.blocker, 0755), 0);
+  block_writes(&e, true);
   text = warnings_of(turn, &e, 300); /* below the minimum: a grow each tick but for the cool-down */
   assert_non_null(first = strstr(text, "cannot write its state file"));
   assert_non_null(strstr(text, "destroyed again"));
@@ -226,7 +253,7 @@ static void test_grow_unrecorded(void **state)
   free(text);
   assert_int_equal(instances(&e), 0);
   assert_int_equal(gs_super_count(e.super), 0); /* no worker for it */
-  assert_int_equal(rmdir(e.blocker), 0);
+  block_writes(&e, false);
   for (int i = 0; i < 200 && instances(&e) == 0; i++) /* the cool-down, then a tick */
     turn(&e, 50);
   assert_int_equal(instances(&e), 1);

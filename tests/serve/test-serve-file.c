@@ -25,7 +25,7 @@ static const char good[] =
     "ephemeral-ports: false\n"
     "ready-path: /v2/health/ready\n"
     "log-dir: /var/log/gpuslice\n"
-    "admin-listen: 127.0.0.1:8001\n"
+    "admin-listen: 127.0.0.1:7463\n"
     "admin-token-file: /etc/gpuslice/admin.token\n"
     "threads: 2\n"
     "env:\n"

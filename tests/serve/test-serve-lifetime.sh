@@ -195,8 +195,11 @@ mkdir "$tmp/daemon-state"
 cp "$state/serve.pid" "$tmp/daemon-state/"
 chown -R 1:1 "$tmp/daemon-state"
 chmod 700 "$tmp/daemon-state"
-timeout 30 setpriv --reuid=1 --regid=1 --clear-groups "$bin" -q serve --listen 127.0.0.1:0 \
-  --admin-listen off --ephemeral-ports --state-dir "$tmp/daemon-state" -- "${worker[@]}" \
+# And a jobs directory (its claims ledger) of its own: the machine's is
+# root's, private.
+mkdir -m 700 "$tmp/daemon-jobs" && chown 1:1 "$tmp/daemon-jobs"
+timeout 30 setpriv --reuid=1 --regid=1 --clear-groups env GPUSLICE_JOBS_DIR="$tmp/daemon-jobs" \
+  "$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --state-dir "$tmp/daemon-state" -- "${worker[@]}" \
   >"$tmp/s6.out" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q "may not end them: pids .*${old[0]} (uid 65534)" "$tmp/s6.out" &&

@@ -1,0 +1,389 @@
+/* cmd_complete.c: `gpuslice complete [--shell bash|zsh] -- WORD...`, the
+ * hidden verb the bash and zsh completion scripts call on TAB (deploy/
+ * completion/): the words after "gpuslice", the last one being completed,
+ * give one candidate a line (zsh: "word:description"), or one line
+ * "@file", "@dir" or "@default" when the shell's own completion fits.
+ * Commands and options come from the verbs' tables (cli_opt); profile
+ * names, GPU indices and config names from this machine and the -f file.
+ * Never prints an error: a TAB that finds nothing offers nothing. */
+#include "cli/cli.h"
+#include "layout/layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WORDS 256
+
+struct comp {
+  struct cli *c;
+  bool zsh;
+  const char *cur;    /* the word being completed */
+  const char *prefix; /* what a candidate must start with (cur after a ',' or '=') */
+  char head[256];     /* what goes before each candidate: "1g.5gb," or "--policy=" */
+  const char *gpus;   /* -i's value in the words, if any */
+  const char *file;   /* -f's value (a layout file), if any */
+};
+
+static void put(const struct comp *x, const char *word, const char *desc)
+{
+  char full[512];
+  if (strncmp(word, x->prefix, strlen(x->prefix)) != 0)
+    return;
+  snprintf(full, sizeof(full), "%s%s", x->head, word);
+  if (!x->zsh) {
+    puts(full);
+    return;
+  }
+  for (const char *p = full; *p; p++) { /* zsh's _describe: ':' ends the word */
+    if (*p == ':' || *p == '\\')
+      putchar('\\');
+    putchar(*p);
+  }
+  if (desc && *desc)
+    printf(":%s", desc);
+  putchar('\n');
+}
+
+/* Candidates after the last separator of cur (',' in lists): head keeps the rest. */
+static void split_at(struct comp *x, char sep)
+{
+  const char *last = strrchr(x->cur, sep);
+  if (!last)
+    return;
+  snprintf(x->head, sizeof(x->head), "%.*s", (int)(last + 1 - x->cur), x->cur);
+  x->prefix = last + 1;
+}
+
+/* ---- values from this machine ---- */
+
+static struct gs_backend *machine(struct comp *x)
+{
+  struct gs_err err = {0};
+  if (!x->c->backend && gs_backend_open(&err, &x->c->cfg, &x->c->backend) != 0)
+    return NULL;
+  return x->c->backend;
+}
+
+static void gpu_indices(struct comp *x)
+{
+  struct gs_backend *b = machine(x);
+  struct gs_err err = {0};
+  unsigned n = 0;
+  char word[16];
+  split_at(x, ',');
+  if (!b || b->ops->gpu_count(b, &err, &n) != 0)
+    return;
+  for (unsigned g = 0; g < n; g++) {
+    struct gs_gpu_info info;
+    snprintf(word, sizeof(word), "%u", g);
+    put(x, word, b->ops->gpu_info(b, &err, g, &info) == 0 ? info.name : NULL);
+  }
+}
+
+/* The GI profile names of the GPUs -i selects (all without -i), each once. */
+static void profile_names(struct comp *x)
+{
+  struct gs_backend *b = machine(x);
+  const struct gs_geom_model *seen[GS_BACKEND_MAX_GPUS];
+  unsigned ids[GS_BACKEND_MAX_GPUS], n = 0, nseen = 0;
+  struct gs_err err = {0};
+  int nid = -1;
+  split_at(x, ',');
+  if (!b || b->ops->gpu_count(b, &err, &n) != 0)
+    return;
+  for (unsigned g = 0; g < n; g++) {
+    struct gs_gpu_info info;
+    bool wanted = !x->gpus, dup = false;
+    if (x->gpus && nid < 0) { /* indices only: UUIDs in -i complete every GPU's profiles */
+      char *end;
+      nid = 0;
+      for (const char *p = x->gpus; *p && nid < (int)GS_NITEMS(ids); p = *end ? end + 1 : end)
+        ids[nid++] = (unsigned)strtoul(p, &end, 10);
+    }
+    for (int k = 0; k < nid && !wanted; k++)
+      wanted = ids[k] == g;
+    if (!wanted || b->ops->gpu_info(b, &err, g, &info) != 0)
+      continue;
+    for (unsigned k = 0; k < nseen; k++)
+      dup = dup || seen[k] == info.model;
+    if (dup)
+      continue;
+    seen[nseen++] = info.model;
+    for (unsigned k = 0; k < info.model->ngi; k++) {
+      const struct gs_geom_gi_profile *p = &info.model->gi[k];
+      char desc[96];
+      bool named = false; /* 1g.10gb of two models is one word */
+      for (unsigned s = 0; s + 1 < nseen && !named; s++)
+        named = gs_geom_gi_profile_find(seen[s], p->name) != NULL;
+      snprintf(desc, sizeof(desc), "profile %u on %s", p->id, info.model->key);
+      if (!named)
+        put(x, p->name, desc);
+    }
+  }
+}
+
+/* The configs of the layout file the words name with -f (or
+ * $MIG_PARTED_CONFIG_FILE). */
+static void config_names(struct comp *x)
+{
+  const char *path = x->file ? x->file : getenv("MIG_PARTED_CONFIG_FILE");
+  struct gs_layout_file *f = NULL;
+  struct gs_err err = {0};
+  char *text = NULL;
+  size_t len = 0;
+  if (!path || gs_file_read(&err, path, 1u << 20, &text, &len) != 0)
+    return;
+  if (gs_layout_parse(&err, path, text, len, &f) == 0)
+    for (unsigned k = 0; k < f->nconfig; k++)
+      put(x, f->config[k].name, NULL);
+  gs_layout_file_free(f);
+  free(text);
+}
+
+static void model_keys(struct comp *x)
+{
+  unsigned n;
+  const struct gs_geom_model *const *all = gs_geom_models(&n);
+  split_at(x, ',');
+  for (unsigned i = 0; i < n; i++)
+    put(x, all[i]->key, all[i]->name);
+}
+
+/* The words of "p2c|rr". */
+static void choices(struct comp *x, const char *arg)
+{
+  char word[64];
+  while (arg && *arg) {
+    size_t n = strcspn(arg, "|");
+    snprintf(word, sizeof(word), "%.*s", (int)n, arg);
+    put(x, word, NULL);
+    arg += n + (arg[n] == '|');
+  }
+}
+
+static void value_of(struct comp *x, enum cli_value kind, const char *arg)
+{
+  switch (kind) {
+  case CLI_VALUE_FILE: puts("@file"); break;
+  case CLI_VALUE_DIR: puts("@dir"); break;
+  case CLI_VALUE_COMMAND: puts("@default"); break;
+  case CLI_VALUE_GPUS: gpu_indices(x); break;
+  case CLI_VALUE_PROFILE: profile_names(x); break;
+  case CLI_VALUE_CONFIG: config_names(x); break;
+  case CLI_VALUE_MODEL: model_keys(x); break;
+  case CLI_VALUE_CHOICE: choices(x, arg); break;
+  case CLI_VALUE_TEXT: break;
+  }
+}
+
+/* ---- words ---- */
+
+static const struct cli_opt *long_row(const struct cli_opt *rows, const char *name, size_t n)
+{
+  for (; rows && (rows[0].name || rows[0].letter); rows++)
+    if (rows->name && strlen(rows->name) == n && strncmp(rows->name, name, n) == 0)
+      return rows;
+  return NULL;
+}
+
+static const struct cli_opt *letter_row(const struct cli_opt *rows, char letter)
+{
+  for (; rows && (rows[0].name || rows[0].letter); rows++)
+    if (rows->letter == letter)
+      return rows;
+  return NULL;
+}
+
+/* Notes the values completion needs (-i, -f) from an option and its value. */
+static void note(struct comp *x, const struct cli_opt *o, const char *value)
+{
+  if (o && o->val == CLI_V_GPUS)
+    x->gpus = value;
+  else if (o && (o->letter == 'f' || (o->name && (strcmp(o->name, "config-file") == 0 ||
+                                                   strcmp(o->name, "file") == 0))))
+    x->file = value;
+}
+
+/* Walks a verb's words before cur: the option whose value cur is (NULL:
+ * none), or *dashes when `--` came (a command follows). */
+static const struct cli_opt *pending(struct comp *x, const struct cli_opt *rows, int n, char **w,
+                                     bool *dashes)
+{
+  for (int i = 0; i < n; i++) {
+    const struct cli_opt *o = NULL;
+    const char *eq;
+    if (strcmp(w[i], "--") == 0)
+      return *dashes = true, NULL;
+    if (strncmp(w[i], "--", 2) == 0) {
+      eq = strchr(w[i], '=');
+      o = long_row(rows, w[i] + 2, eq ? (size_t)(eq - w[i] - 2) : strlen(w[i] + 2));
+      if (o && o->arg && !eq && i + 1 == n)
+        return o;
+      note(x, o, eq ? eq + 1 : i + 1 < n ? w[i + 1] : NULL);
+      i += o && o->arg && !eq;
+      continue;
+    }
+    for (const char *l = w[i][0] == '-' ? w[i] + 1 : ""; *l; l++)
+      if ((o = letter_row(rows, *l)) != NULL && o->arg) {
+        if (!l[1] && i + 1 == n)
+          return o;
+        note(x, o, l[1] ? l + 1 : w[i + 1]);
+        i += !l[1];
+        break;
+      }
+  }
+  return NULL;
+}
+
+static void options(struct comp *x, const struct cli_opt *rows)
+{
+  for (; rows && (rows[0].name || rows[0].letter); rows++) {
+    char word[80];
+    if (rows->deprecated || !rows->name)
+      continue;
+    snprintf(word, sizeof(word), "--%s", rows->name);
+    put(x, word, rows->help);
+  }
+  put(x, "--help", "this help");
+}
+
+/* The commands (group NULL) or a group's verbs; a group word once, described
+ * by its family's title. */
+static void first_words(struct comp *x, const char *group)
+{
+  const char *last = "";
+  for (unsigned t = 0; t < cli_nfamilies; t++)
+    for (const struct cli_verb *v = cli_families[t].verbs; v->name; v++) {
+      const char *w = group ? (v->group && strcmp(v->group, group) == 0 ? v->name : NULL)
+                            : v->group ? v->group : v->name;
+      if (w && strcmp(w, last) != 0)
+        put(x, w, group || !v->group ? v->summary : cli_families[t].title);
+      last = w ? w : last;
+    }
+}
+
+/* Takes the global options out of the words (their values set the machine
+ * to look at); true when cur is one's value, which is then completed. */
+static bool globals(struct comp *x, int *n, char **w)
+{
+  int out = 0;
+  for (int i = 0; i < *n; i++) {
+    const struct cli_opt *o = NULL;
+    if (strcmp(w[i], "--") == 0) {
+      while (i < *n)
+        w[out++] = w[i++];
+      break;
+    }
+    if (strncmp(w[i], "--", 2) == 0)
+      o = long_row(cli_global_opts, w[i] + 2, strcspn(w[i] + 2, "="));
+    else if (strcmp(w[i], "-q") == 0)
+      continue;
+    if (!o) {
+      w[out++] = w[i];
+      continue;
+    }
+    if (o->arg && !strchr(w[i], '=') && i + 1 == *n) {
+      value_of(x, o->value, o->arg);
+      return true;
+    }
+    if (o->arg) {
+      const char *v = strchr(w[i], '=') ? strchr(w[i], '=') + 1 : w[++i];
+      const char **slot = strcmp(o->name, "emulate") == 0     ? &x->c->cfg.emulate
+                          : strcmp(o->name, "emu-state") == 0 ? &x->c->cfg.state_path
+                                                              : &x->c->cfg.kind;
+      *slot = v;
+    }
+  }
+  *n = out;
+  return false;
+}
+
+static void complete(struct comp *x, int n, char **w)
+{
+  const struct cli_verb *v = NULL;
+  const struct cli_opt *o;
+  bool dashes = false;
+  int used = 0;
+  if (globals(x, &n, w))
+    return;
+  if (n > 0)
+    v = cli_find_verb(n, w, &used);
+  if (n == 0 || (n == 1 && !v)) {
+    if (x->cur[0] == '-')
+      options(x, cli_global_opts);
+    else if (n == 0)
+      first_words(x, NULL);
+    else
+      first_words(x, w[0]);
+    return;
+  }
+  if (!v || !v->spec)
+    return;
+  if (used == 1 && n == 1 && x->cur[0] != '-') /* "bench p": bench's own operands or plot */
+    first_words(x, w[0]);
+  o = pending(x, v->spec->opts, n - used, w + used, &dashes);
+  if (dashes)
+    puts("@default");
+  else if (o)
+    value_of(x, o->value, o->arg);
+  else if (strncmp(x->cur, "--", 2) == 0 && strchr(x->cur, '=')) {
+    const char *eq = strchr(x->cur, '=');
+    if ((o = long_row(v->spec->opts, x->cur + 2, (size_t)(eq - x->cur - 2))) != NULL && o->arg) {
+      snprintf(x->head, sizeof(x->head), "%.*s", (int)(eq + 1 - x->cur), x->cur);
+      x->prefix = eq + 1;
+      value_of(x, o->value, o->arg);
+    }
+  } else if (x->cur[0] == '-')
+    options(x, v->spec->opts);
+  else if (v->spec->operands)
+    value_of(x, v->spec->operand, NULL);
+}
+
+static int on_complete_opt(struct cli *c, int ch, const char *value, void *arg)
+{
+  (void)c;
+  (void)ch;
+  if (strcmp(value, "bash") != 0 && strcmp(value, "zsh") != 0)
+    return cli_usage("--shell %s: expected bash or zsh", value);
+  *(bool *)arg = strcmp(value, "zsh") == 0;
+  return 0;
+}
+
+static const struct cli_opt complete_opts[] = {
+    {"shell", 0, "bash|zsh", 's', "bash", "the shell asking (zsh: word:description lines)",
+     CLI_VALUE_CHOICE, NULL},
+    {0},
+};
+
+static const struct cli_spec complete_spec = {
+    .operands = "-- WORD...",
+    .opts = complete_opts,
+    .about = "For the shells' completion scripts: the candidates for the last WORD of a gpuslice\n"
+             "command line (the words after \"gpuslice\").",
+    .examples = "gpuslice complete -- gi create 1g",
+};
+
+static int run_complete(struct cli *c, int argc, char **argv)
+{
+  struct comp x = {.c = c, .cur = ""};
+  char *words[MAX_WORDS];
+  int first = cli_getopt(c, argc, argv, on_complete_opt, &x.zsh), n;
+  if (first <= 0)
+    return -first;
+  n = argc - first;
+  if (n > MAX_WORDS)
+    return GS_EXIT_OK; /* nothing to offer on such a line */
+  for (int i = 0; i < n; i++)
+    words[i] = argv[first + i];
+  if (n > 0)
+    x.cur = words[--n];
+  x.prefix = x.cur;
+  c->quiet = true;
+  complete(&x, n, words);
+  return GS_EXIT_OK;
+}
+
+const struct cli_verb cli_verbs_complete[] = {
+    {NULL, "complete", run_complete, "candidates for shell completion", false, &complete_spec, true},
+    {0},
+};

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# test-cli-complete.sh: the bash completion (deploy/completion/gpuslice.bash),
+# sourced into this shell as bash-completion would, completes by asking
+# gpuslice (`gpuslice complete`): commands, a group's verbs, options, fixed
+# choices, GPU indices, the profiles of the GPUs -i selects, the configs of
+# the layout file given with -f; files where a file goes. Called as bash
+# calls it: COMP_WORDS/COMP_CWORD set, then the function `complete -p` names.
+# Also zsh's script, when zsh is installed: it loads and its answers are
+# "word:description" lines.
+set -uo pipefail
+
+bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
+src=${GS_SRC:-$(dirname "$0")/../..}
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir cli-complete)
+trap 'rm -rf "$tmp"' EXIT
+export GPUSLICE_EMU_STATE=$tmp/emu.json
+unset GPUSLICE_EMULATE MIG_PARTED_CONFIG_FILE
+"$bin" -q emu reset --emulate a100-40gb,h100-80gb >/dev/null || fail "setup: emu reset"
+
+# shellcheck source=/dev/null
+. "$src/deploy/completion/gpuslice.bash"
+spec=$(complete -p gpuslice 2>/dev/null)
+func=$(sed -n 's/.*-F \([^ ]*\).*/\1/p' <<<"$spec")
+if [ -n "$func" ]; then ok; else fail "no completion function registered for gpuslice: '$spec'"; fi
+
+# comp WORD...: COMPREPLY for the line "gpuslice WORD...", the last word being completed.
+comp() {
+  COMP_WORDS=("$bin" "$@")
+  COMP_CWORD=$#
+  COMP_LINE="gpuslice $*"
+  COMP_POINT=${#COMP_LINE}
+  COMPREPLY=()
+  "$func" gpuslice "${!#}" "${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
+  printf '%s\n' "${COMPREPLY[@]}" | sort
+}
+
+# has NAME WANT... -- WORD...: each WANT among the candidates.
+has() {
+  local name=$1 got w
+  shift
+  local want=()
+  while [ "$1" != -- ]; do want+=("$1"); shift; done
+  shift
+  got=$(comp "$@")
+  for w in "${want[@]}"; do
+    if ! grep -qxF -- "$w" <<<"$got"; then
+      fail "$name: '$w' not offered for 'gpuslice $*'; got: $(tr '\n' ' ' <<<"$got")"
+      return
+    fi
+  done
+  ok
+}
+
+# lacks NAME BAD -- WORD...: BAD is not among the candidates.
+lacks() {
+  local name=$1 bad=$2
+  shift 3
+  if comp "$@" | grep -qxF -- "$bad"; then fail "$name: '$bad' offered for 'gpuslice $*'"; else ok; fi
+}
+
+has "commands" gi serve apply bench version -- ""
+lacks "hidden verb" complete -- ""
+has "a command's prefix" serve -- se
+has "a group's verbs" create destroy -- gi ""
+has "a group's verb by prefix" create -- gi cr
+has "bench and its plot" plot -- bench p
+has "options" --placement --with-ci --json -- gi create --
+has "an option by prefix" --placement -- gi create --pl
+lacks "deprecated spellings stay out" --threads -- run --th
+has "renamed option" --thread-percentage -- run --th
+has "global options" --emulate --emu-state -- --e
+has "choices" p2c rr -- serve --policy ""
+has "GPU indices" 0 1 -- list -i ""
+has "GPU index lists" 0,1 -- gi profiles -i 0,
+has "profiles of both GPUs" 1g.5gb 1g.10gb 3g.20gb 3g.40gb -- gi create ""
+has "profiles by prefix" 1g.5gb 1g.10gb 1g.5gb+me -- gi create 1g
+lacks "profiles by prefix" 3g.20gb -- gi create 1g
+has "profiles of the GPU -i selects" 3g.40gb -- gi create -i 1 3
+lacks "profiles of another GPU" 3g.20gb -- gi create -i 1 3
+has "profile lists" 1g.5gb,1g.5gb -- gi create -i 0 1g.5gb,1g.5
+has "a profile option's value" 2g.10gb -- run --profile 2g
+has "config names of the -f file" all-1g.5gb all-1g.10gb -- apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-1g
+has "config names, long spellings" all-balanced -- assert --config-file "$src/configs/a100-40gb.mig-parted.yaml" --selected-config all-b
+has "model keys" a100-40gb a100-80gb -- layouts a100
+has "a global option's value" h100-80gb -- --emulate h100
+
+# Files where a file goes: bash's own completion of this directory.
+mkdir -p "$tmp/cwd" && : >"$tmp/cwd/workloads.yaml"
+got=$(cd "$tmp/cwd" && comp plan work)
+if [ "$got" = workloads.yaml ]; then ok; else fail "plan's file operand: got '$got'"; fi
+got=$(cd "$tmp/cwd" && comp apply -f work)
+if [ "$got" = workloads.yaml ]; then ok; else fail "apply -f's file: got '$got'"; fi
+
+# The answers do not depend on a usable machine: a corrupt state file
+# offers no profiles and prints nothing.
+printf 'not json' >"$tmp/bad.json"
+out=$(GPUSLICE_EMU_STATE=$tmp/bad.json "$bin" complete -- gi create 1g 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && [ -z "$out" ]; then ok; else fail "complete on a corrupt state: exit $rc, '$out'"; fi
+
+# Under bash-completion (Debian's bash_completion), whose word splitting
+# follows readline's (COMP_WORDBREAKS: "--policy=r" is three words, "9:4"
+# three): the script puts them back together and answers the same.
+bc=/usr/share/bash-completion/bash_completion
+if [ -r "$bc" ]; then
+  got=$(
+    # shellcheck source=/dev/null
+    . "$bc" >/dev/null 2>&1
+    . "$src/deploy/completion/gpuslice.bash"
+    COMP_WORDS=("$bin" serve --policy = r) COMP_CWORD=4 COMP_LINE="gpuslice serve --policy=r"
+    COMP_POINT=${#COMP_LINE} COMPREPLY=()
+    _gpuslice gpuslice r = && printf '%s\n' "${COMPREPLY[@]}"
+    COMP_WORDS=("$bin" gi create 1g) COMP_CWORD=3 COMP_LINE="gpuslice gi create 1g"
+    COMP_POINT=${#COMP_LINE} COMPREPLY=()
+    _gpuslice gpuslice 1g create && printf '%s\n' "${COMPREPLY[@]}"
+  )
+  if grep -qx rr <<<"$got" && [ "$(grep -cx 1g.10gb <<<"$got")" = 1 ]; then ok; else
+    fail "under bash-completion: got $(tr '\n' ' ' <<<"$got")"; fi
+else
+  echo "skip: bash-completion is not installed (its word splitting is not checked)"
+fi
+
+# zsh: "word:description", with ':' in a word escaped.
+out=$("$bin" complete --shell zsh -- gi create 1g.5)
+case "$out" in *"1g.5gb:profile 19 on a100-40gb"*) ok ;; *) fail "zsh's lines: '$out'" ;; esac
+if command -v zsh >/dev/null; then
+  if zsh -n "$src/deploy/completion/_gpuslice"; then ok; else fail "_gpuslice does not parse in zsh"; fi
+else
+  echo "skip: zsh is not installed (the zsh script's syntax is not checked)"
+fi
+summary
