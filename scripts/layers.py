@@ -5,7 +5,9 @@
                                   allowed by the table (and no other layer's
                                   internal.h); exit 1 naming each one that is not
   scripts/layers.py svg [SRC]     the include graph between layers as SVG, drawn
-                                  from the sources (docs/layers.svg)
+                                  from the sources: docs/layers.svg is
+                                  `scripts/layers.py svg src > docs/layers.svg`
+                                  (tests/arch/test-arch-picture.sh: it is current)
   scripts/layers.py text [SRC]    the same graph as text: who includes whom, how often
   scripts/layers.py limits [SRC]  no file of SRC over 1,000 lines and no function over 80,
                                   unless a comment says why: "limit: <reason>" in the
@@ -116,37 +118,72 @@ def text(src):
     return 0
 
 
+def order_rows(rows, edges, rank):
+    """Each row's layers ordered by the mean place of the layers that include
+    them (then of those they include), so that fewer lines cross."""
+    place = {l: i for r in rows.values() for i, l in enumerate(r)}
+    for sweep in range(4):
+        down = sweep % 2 == 0
+        for r in sorted(rows, reverse=not down):
+            def key(l):
+                near = [place[a] for (a, b) in edges if b == l and down] + \
+                       [place[b] for (a, b) in edges if a == l and not down]
+                return (sum(near) / len(near) if near else place[l], place[l])
+            rows[r].sort(key=key)
+            for i, l in enumerate(rows[r]):
+                place[l] = i
+
+
 def svg(src):
     edges, table = graph(src)
+    edges = {k: n for k, n in edges.items() if k[1] != "util"}  # util: said once, in its box
     layers = list(table)
     rank = ranks(edges, layers)
+    if "util" in rank:  # under everything, as every layer stands on it
+        rank["util"] = max(r for l, r in rank.items() if l != "util") + 1
     rows = {}
     for l in layers:
         rows.setdefault(rank[l], []).append(l)
-    bw, bh, gx, gy = 96, 30, 28, 56
+    order_rows(rows, edges, rank)
+    bw, bh, gx, gy = 96, 30, 40, 64
     width = max(len(r) for r in rows.values()) * (bw + gx) + gx
-    height = len(rows) * (bh + gy) + gy
+    height = len(rows) * (bh + gy) + gy // 2
     pos = {}
     for r, names in rows.items():
         x0 = (width - len(names) * (bw + gx) + gx) / 2
         for i, l in enumerate(names):
             pos[l] = (x0 + i * (bw + gx), gy / 2 + r * (bh + gy))
+
+    def gaps(r):
+        """x of the free lanes of row r: between its boxes and beside them."""
+        xs = sorted(pos[l][0] for l in rows[r])
+        return [xs[0] - gx / 2] + [x + bw + gx / 2 for x in xs]
+
+    def spread(box, others):
+        """Where each of box's lines leaves or enters it, left to right."""
+        others = sorted(others, key=lambda o: pos[o][0])
+        return {o: pos[box][0] + bw * (i + 1) / (len(others) + 1) for i, o in enumerate(others)}
+
+    outs = {l: spread(l, [b for (a, b) in edges if a == l]) for l in layers}
+    ins = {l: spread(l, [a for (a, b) in edges if b == l]) for l in layers}
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
            'font-family="sans-serif" font-size="13">' % (width, height),
            '<defs><marker id="a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
            '<rect width="100%" height="100%" fill="white"/>']
-    for (a, b), n in sorted(edges.items()):
-        if b == "util":
-            continue  # every layer uses util: said once, in its box
-        (xa, ya), (xb, yb) = pos[a], pos[b]
-        x1, y1 = xa + bw / 2, ya + bh
-        x2, y2 = xb + bw / 2, yb
-        if rank[b] <= rank[a]:  # not downwards (cannot happen in a DAG of ranks): side to side
-            y1, y2 = ya + bh / 2, yb + bh / 2
-        out.append('<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#555" '
-                   'marker-end="url(#a)"><title>%s includes %s in %d file(s)</title></line>'
-                   % (x1, y1, x2, y2, a, b, n))
+    for (a, b) in sorted(edges):
+        x1, y1 = outs[a][b], pos[a][1] + bh
+        x2, y2 = ins[b][a], pos[b][1]
+        pts = [(x1, y1)]
+        for r in range(rank[a] + 1, rank[b]):  # a row it crosses: through a free lane
+            y = gy / 2 + r * (bh + gy) + bh / 2
+            want = x1 + (x2 - x1) * (y - y1) / (y2 - y1)
+            x = min(gaps(r), key=lambda g: abs(g - want))
+            pts += [(x, y - bh / 2 - 6), (x, y + bh / 2 + 6)]
+        pts.append((x2, y2))
+        out.append('<polyline points="%s" fill="none" stroke="#555" marker-end="url(#a)">'
+                   '<title>%s includes %s</title></polyline>'
+                   % (" ".join("%.0f,%.0f" % p for p in pts), a, b))
     for l, (x, y) in pos.items():
         label = l + (" (all use it)" if l == "util" else "")
         out.append('<rect x="%.0f" y="%.0f" width="%d" height="%d" rx="5" fill="#eef3fb" '

@@ -1,4 +1,4 @@
-/* run.c: the load generator's engine. Each thread runs its own serve-layer
+/* run.c: the load generator's engine. Each thread runs its own net-layer
  * loop with its own connections; the calling thread cuts time into windows,
  * swapping each thread's counters and histogram under a per-thread mutex,
  * reads server metrics between windows and decides stability, and walks the
