@@ -10,7 +10,7 @@ every field's offset and size, every NVML_* constant, enum value and struct
 version macro nvml_abi.h defines; every prototype nvml_abi.h declares against
 NVIDIA's (a conflicting one is a compile error); with the library, that every
 function the header declares is exported. Prints the differences, exits 1 if
-any. tests/nvml/test-nvml-abi.c holds the numbers this checked.
+any. tests/nvml-emu/test-nvml-abi.c holds the numbers this checked.
 """
 import os
 import re

@@ -7,7 +7,7 @@ set -euo pipefail
 # gRPC: nghttp2 (HTTP/2), protobuf-c and its compiler; tests/serve/test-grpc.sh
 # drives it with Debian's gRPC client (python3-grpcio, python3-protobuf, protoc)
 # and nghttp (nghttp2-client, whose h2load bench/grpc.sh also uses).
-# tests/nvml/test-nvml-rust-client.sh builds an NVML client offline on Debian's
+# tests/nvml-emu/test-nvml-rust-client.sh builds an NVML client offline on Debian's
 # Rust crates of NVIDIA's API (nvml-wrapper, nvml-wrapper-sys).
 # tests/cluster/test-slurm.sh runs a live Slurm cluster: munge, slurmctld,
 # slurmd and the client commands (it fetches contrib's gpu/nvml plugin itself).

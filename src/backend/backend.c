@@ -56,3 +56,13 @@ int gs_backend_versions(struct gs_backend *b, struct gs_err *err, char *driver, 
                       b->ops->name);
   return b->ops->versions(b, err, driver, nvml, size);
 }
+
+bool gs_backend_emulated(struct gs_backend *b)
+{
+  return b && gs_emu_state_path(b) != NULL;
+}
+
+const char *gs_backend_state_base(struct gs_backend *b)
+{
+  return b ? gs_emu_state_path(b) : NULL;
+}

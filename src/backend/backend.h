@@ -9,6 +9,17 @@
 #include <stdbool.h>
 #include "geometry/geometry.h"
 
+/* ---- NVML's vocabulary for util's error codes (codes.c) ---- */
+
+/* NVML's value and name for a code: 19, "NVML_ERROR_IN_USE" (999,
+ * NVML_ERROR_UNKNOWN for conditions of our own). */
+int gs_backend_code_nvml(int code);
+const char *gs_backend_code_nvml_name(int code);
+/* NVML's text for a code, as nvidia-smi prints it ("In use by another client"). */
+const char *gs_backend_code_text(int code);
+/* The code for an nvmlReturn_t value; unlisted values are GS_E_UNKNOWN. */
+int gs_backend_code_from_nvml(int nvml);
+
 #define GS_BACKEND_MAX_GPUS 64
 #define GS_BACKEND_MAX_PROCS 256
 #define GS_BACKEND_UUID_SIZE 96
@@ -120,6 +131,14 @@ struct gs_backend_config {
 
 int gs_backend_open(struct gs_err *err, const struct gs_backend_config *cfg, struct gs_backend **out);
 void gs_backend_close(struct gs_backend *b);
+/* True when b's GPUs are emulated (the emu backend). */
+bool gs_backend_emulated(struct gs_backend *b);
+/* Where the state that belongs to this machine goes beside the backend's:
+ * for emulated GPUs the emulator's state file, which other state is named
+ * after ("<it>.jobs", "<it>.serve", "<it>.autoscale.json": each emulated
+ * machine keeps its own); NULL for real GPUs (the caller's state directory).
+ * Valid while b is open. */
+const char *gs_backend_state_base(struct gs_backend *b);
 /* The driver's and NVML's versions ("570.86.15", "12.570.86.15"); NOT_SUPPORTED
  * where the backend has no driver to ask. */
 int gs_backend_versions(struct gs_backend *b, struct gs_err *err, char *driver, char *nvml,

@@ -2,7 +2,9 @@
  * fixed GPU-instance IDs and the driver's automatic placement order, CIs that
  * pin their GI, processes that pin their instance, and NVML's error codes.
  * Every call is one transaction on the state file (emu_state.c): lock, load,
- * act, save, unlock, so separate processes see one machine. */
+ * act, save, unlock, so separate processes see one machine.
+ * limit: 1,063 lines, its emulator-only controls (gs_emu_reboot and after)
+ * due to move out once the state-path work on this file has landed. */
 #include "backend/emu_state.h"
 
 #include <limits.h>

@@ -97,7 +97,7 @@ static int nvml_fail(struct gs_err *err, const struct nvml *n, nvmlReturn_t rc, 
   va_start(ap, fmt);
   vsnprintf(what, sizeof(what), fmt, ap);
   va_end(ap);
-  return gs_err_set(err, gs_code_from_nvml((int)rc), "%s: %s%s%s", what, nvml_text(n, rc),
+  return gs_err_set(err, gs_backend_code_from_nvml((int)rc), "%s: %s%s%s", what, nvml_text(n, rc),
                     hint ? "; " : "", hint ? hint : "");
 }
 
@@ -438,7 +438,7 @@ static int nvml_set_mig_mode(struct gs_backend *b, struct gs_err *err, unsigned 
                                    &status);
   if (rc != NVML_SUCCESS)
     return nvml_fail(err, n, rc, "GPU %u: cannot %s MIG mode", gpu, enable ? "enable" : "disable");
-  *activation = gs_code_from_nvml((int)status);
+  *activation = gs_backend_code_from_nvml((int)status);
   return 0;
 }
 

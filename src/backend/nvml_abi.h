@@ -2,7 +2,7 @@
  * through dlopen) and provides (nvml-emu, as libnvidia-ml.so.1), declared in
  * our own words from the facts in shared/reference/mig-facts.md §2, §5, §6 and
  * NVML's public header (NVML_API_VERSION 13). No NVIDIA header is needed to
- * build; tests/nvml/test-nvml-abi.c pins every size, offset and value below. */
+ * build; tests/nvml-emu/test-nvml-abi.c pins every size, offset and value below. */
 #ifndef GS_NVML_ABI_H
 #define GS_NVML_ABI_H
 

@@ -4,8 +4,9 @@
  * times, latency counted from them: no coordinated omission), measurement
  * windows repeated until stable, perf_analyzer's CSV, and a plot of CSVs (SVG,
  * or PNG and PDF through librsvg and cairo).
- * Uses serve.h's loop and picohttpparser; `-i grpc` (grpc.c) also nghttp2
- * (client sessions) and the protobuf-c code generated from inference.proto. */
+ * Stands on net (its loop and HTTP/1 response reader); `-i grpc` (grpc.c)
+ * also on nghttp2 client sessions and the protobuf-c code generated from
+ * inference.proto. Knows nothing of serve, slices or GPUs. */
 #ifndef GS_BENCH_H
 #define GS_BENCH_H
 
@@ -27,23 +28,6 @@ struct gs_bench_url {
  * option ("--url"). */
 int gs_bench_url_parse(struct gs_err *err, const char *option, const char *text,
                        struct gs_bench_url *out);
-
-/* ---- HTTP/1.1 responses (incremental, for keep-alive connections) ---- */
-
-struct gs_bench_http {
-  int state;            /* 0 head pending, 1 body, private otherwise */
-  int status;
-  size_t head_len, body_len, content_len, chunk_from;
-  bool chunked, until_close, keep_alive;
-  uint64_t decoder[16]; /* picohttpparser's chunk decoder, with room to grow */
-};
-void gs_bench_http_reset(struct gs_bench_http *p);
-/* Reads one response from buf[0..*len) (eof: the peer closed). Returns 1 when
- * complete (*used = its bytes; bytes past them belong to the next response),
- * 0 when more bytes are needed, GS_E_INVALID_ARGUMENT when malformed. For a
- * chunked body it decodes in place, so *len may shrink: append new bytes at
- * the new *len. The body is buf + head_len, body_len bytes. */
-int gs_bench_http_feed(struct gs_bench_http *p, char *buf, size_t *len, bool eof, size_t *used);
 
 /* A blocking GET (metadata, /metrics) with a deadline; the body is a heap
  * string the caller frees. A non-2xx status is returned in *status, not as

@@ -1,26 +1,21 @@
-/* grpc.c: `gpuslice bench -i grpc`: KServe v2 ModelInfer over h2c. Each of
- * run.c's threads holds ceil(slots / streams) nghttp2 client sessions on its
- * own loop, each keeping up to --streams calls outstanding (closed loop:
- * a finished call is replaced at once on the same session). A call counts as
- * a success only with grpc-status 0; a session whose oldest call passes
- * --request-timeout, or that fails, fails its calls and is reopened. */
+/* grpc.c: `gpuslice bench -i grpc`: KServe v2 ModelInfer over h2c, on net's
+ * HTTP/2 client. Each of run.c's threads holds ceil(slots / streams) client
+ * connections on its own loop, each keeping up to --streams calls
+ * outstanding (closed loop: a finished call is replaced at once on the same
+ * connection). A call counts as a success only with grpc-status 0; a
+ * connection whose oldest call passes --request-timeout, or that fails,
+ * fails its calls and is reopened. */
 #include "bench/internal.h"
-#include "serve/serve.h"
+#include "net/net.h"
 
 #include "inference.pb-c.h"
 
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <nghttp2/nghttp2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
-#define RETRY_NS 10000000u /* a failed session is reopened this long after */
+#define RETRY_NS 10000000u /* a failed connection is reopened this long after */
 #define SWEEP_US 20000
 
 struct gsess;
@@ -29,25 +24,21 @@ struct gcall {
   struct gsess *s;
   bool busy;
   int32_t sid;
-  const uint8_t *req;
-  size_t req_len, off;
   int http_status, grpc_status; /* -1: not seen */
   uint64_t intended_ns, start_ns, sent_ns, first_ns;
 };
 
 struct gsess {
   struct gs__bench_grpc *g;
-  int fd;
-  bool connecting;
-  nghttp2_session *ng;
-  uint64_t down_ns; /* closed since; 0 while open */
+  struct gs_h2_client *h2; /* NULL while down */
+  uint64_t down_ns;        /* closed since; 0 while open */
   unsigned ncalls;
   struct gcall *calls;
 };
 
 struct gs__bench_grpc {
   struct worker *w;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   const struct gs_bench_config *cfg;
   const struct sockaddr_storage *addr;
   unsigned addrlen;
@@ -98,10 +89,9 @@ int gs_bench_grpc_request(struct gs_err *err, const struct gs_bench_model *m,
   return 0;
 }
 
-static void sess_close(struct gsess *s, int error);
-static void sess_flush(struct gsess *s);
 static void call_start(struct gcall *c);
 
+/* Counts a call that ended: a success only with HTTP 200 and grpc-status 0. */
 static void call_end(struct gcall *c, int error)
 {
   struct gs__bench_grpc *g = c->s->g;
@@ -125,195 +115,116 @@ static void call_end(struct gcall *c, int error)
     gs__bench_count_ok(g->w, c->intended_ns, c->start_ns, c->sent_ns, c->first_ns, t);
 }
 
-static ssize_t on_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
+static void on_header(void *call, const char *name, size_t nl, const char *value, size_t vl)
 {
-  struct gsess *s = ud;
-  ssize_t n = send(s->fd, data, len, MSG_NOSIGNAL);
-  (void)ng;
-  (void)flags;
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return NGHTTP2_ERR_WOULDBLOCK;
-  return n < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE : n;
-}
-
-static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name,
-                     size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
-{
-  struct gcall *c = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
-  char num[16];
-  (void)flags;
-  (void)ud;
-  if (!c || vlen >= sizeof(num))
-    return 0;
-  memcpy(num, value, vlen), num[vlen] = '\0';
-  if (nlen == 7 && memcmp(name, ":status", 7) == 0)
-    c->http_status = atoi(num);
-  else if (nlen == 11 && memcmp(name, "grpc-status", 11) == 0)
-    c->grpc_status = atoi(num);
-  return 0;
-}
-
-static int on_begin(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
-{
-  struct gcall *c = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
-  (void)ud;
-  if (c && !c->first_ns)
+  struct gcall *c = call;
+  int v = 0;
+  if (!c->first_ns)
     c->first_ns = now_ns();
-  return 0;
+  if (vl > 9)
+    return;
+  for (size_t i = 0; i < vl && value[i] >= '0' && value[i] <= '9'; i++)
+    v = v * 10 + (value[i] - '0');
+  if (nl == 7 && memcmp(name, ":status", 7) == 0)
+    c->http_status = v;
+  else if (nl == 11 && memcmp(name, "grpc-status", 11) == 0)
+    c->grpc_status = v;
 }
 
-static int on_close(nghttp2_session *ng, int32_t sid, uint32_t code, void *ud)
+static bool on_data(void *call, const uint8_t *data, size_t len)
 {
-  struct gcall *c = nghttp2_session_get_stream_user_data(ng, sid);
-  (void)ud;
-  if (!c || !c->busy || c->sid != sid)
-    return 0;
-  call_end(c, code ? GS_BENCH_ERR_CLOSED : -1);
-  call_start(c); /* closed loop: the next call on the same session */
-  return 0;
+  (void)call;
+  (void)data;
+  (void)len;
+  return true; /* the answer's message is counted, not kept */
 }
 
-static ssize_t on_read(nghttp2_session *ng, int32_t sid, uint8_t *buf, size_t len,
-                       uint32_t *flags, nghttp2_data_source *src, void *ud)
+static void on_sent(void *call)
 {
-  struct gcall *c = src->ptr;
-  size_t n = c->req_len - c->off < len ? c->req_len - c->off : len;
-  (void)ng;
-  (void)sid;
-  (void)ud;
-  memcpy(buf, c->req + c->off, n);
-  c->off += n;
-  if (c->off == c->req_len) {
-    *flags |= NGHTTP2_DATA_FLAG_EOF;
-    c->sent_ns = now_ns();
+  ((struct gcall *)call)->sent_ns = now_ns();
+}
+
+static void on_closed(void *call, uint32_t code)
+{
+  struct gcall *c = call;
+  if (!c->busy)
+    return;
+  if (code == GS_H2_CONN_REFUSED || code == GS_H2_CONN_MALFORMED || code == GS_H2_CONN_LOST) {
+    call_end(c, code == GS_H2_CONN_REFUSED     ? GS_BENCH_ERR_CONNECT
+                : code == GS_H2_CONN_MALFORMED ? GS_BENCH_ERR_MALFORMED
+                                               : GS_BENCH_ERR_CLOSED);
+    return; /* the sweep reopens the connection */
   }
-  return (ssize_t)n;
+  call_end(c, code ? GS_BENCH_ERR_CLOSED : -1);
+  call_start(c); /* closed loop: the next call on the same connection */
 }
 
-#define HDR(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE}
+/* The connection ended (its calls counted): reopened by the sweep. */
+static void on_dead(void *ctx, const char *why)
+{
+  struct gsess *s = ctx;
+  (void)why;
+  gs_h2_client_free(s->h2);
+  s->h2 = NULL;
+  s->down_ns = now_ns();
+}
+
+static const struct gs_h2_client_ops ops = {
+    .header = on_header, .data = on_data, .closed = on_closed, .sent = on_sent, .dead = on_dead};
+
+#define HDR(n, v) {(n), (v), sizeof(n) - 1, strlen(v)}
 
 static void call_start(struct gcall *c)
 {
   struct gs__bench_grpc *g = c->s->g;
   const struct gs_bench_config *cfg = g->cfg;
   size_t k = cfg->nrequests ? g->next_req++ % cfg->nrequests : 0;
-  nghttp2_nv hdr[] = {HDR(":method", "POST"), HDR(":scheme", "http"),
-                      HDR(":path", "/inference.GRPCInferenceService/ModelInfer"),
-                      HDR(":authority", g->authority), HDR("content-type", "application/grpc"),
-                      HDR("te", "trailers")};
-  nghttp2_data_provider dp = {.source.ptr = c, .read_callback = on_read};
-  c->req = (const uint8_t *)(cfg->nrequests ? cfg->requests[k] : cfg->request);
-  c->req_len = cfg->nrequests ? cfg->request_lens[k] : cfg->request_len;
-  c->off = 0;
+  struct gs_http_header hdr[] = {HDR(":method", "POST"), HDR(":scheme", "http"),
+                                 HDR(":path", "/inference.GRPCInferenceService/ModelInfer"),
+                                 HDR(":authority", g->authority),
+                                 HDR("content-type", "application/grpc"), HDR("te", "trailers")};
+  const char *req = cfg->nrequests ? cfg->requests[k] : cfg->request;
+  size_t len = cfg->nrequests ? cfg->request_lens[k] : cfg->request_len;
   c->http_status = c->grpc_status = -1;
   c->intended_ns = c->start_ns = now_ns();
   c->sent_ns = c->first_ns = 0;
   c->busy = true;
-  c->sid = nghttp2_submit_request(c->s->ng, NULL, hdr, GS_NITEMS(hdr), &dp, c);
+  c->sid = gs_h2_client_call(c->s->h2, hdr, GS_NITEMS(hdr), req, len, c);
   if (c->sid < 0)
     c->busy = false, gs__bench_count_error(g->w, GS_BENCH_ERR_CLOSED);
 }
 
-static void sess_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
-{
-  struct gsess *s = data;
-  uint8_t buf[16384];
-  (void)loop;
-  (void)fd;
-  if (s->connecting) {
-    int soerr = 0;
-    socklen_t sl = sizeof(soerr);
-    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
-    if (soerr) {
-      sess_close(s, GS_BENCH_ERR_CONNECT);
-      return;
-    }
-    s->connecting = false;
-    for (unsigned i = 0; i < s->ncalls; i++)
-      call_start(&s->calls[i]);
-  }
-  if (mask & GS_LOOP_READABLE) {
-    ssize_t r = recv(s->fd, buf, sizeof(buf), 0);
-    if (r < 0 && (errno == EAGAIN || errno == EINTR))
-      r = -2;
-    if (r == 0 || r == -1) {
-      sess_close(s, GS_BENCH_ERR_CLOSED);
-      return;
-    }
-    if (r > 0 && nghttp2_session_mem_recv(s->ng, buf, (size_t)r) < 0) {
-      sess_close(s, GS_BENCH_ERR_MALFORMED);
-      return;
-    }
-  }
-  sess_flush(s);
-}
-
-/* Writes what nghttp2 has; asks for writability only while the socket is full. */
-static void sess_flush(struct gsess *s)
-{
-  struct gs_loop *loop = s->g->loop;
-  if (s->fd < 0)
-    return;
-  if (nghttp2_session_send(s->ng) != 0) {
-    sess_close(s, GS_BENCH_ERR_CLOSED);
-    return;
-  }
-  if (nghttp2_session_want_write(s->ng))
-    gs_loop_add(NULL, loop, s->fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, sess_io, s);
-  else if (gs_loop_mask(loop, s->fd) & GS_LOOP_WRITABLE)
-    gs_loop_del(loop, s->fd, GS_LOOP_WRITABLE);
-}
-
-/* Fails the calls under way (all of them when connecting) with error, each
- * counted once, and closes. */
+/* Fails the calls under way with error, each counted once, and closes. */
 static void sess_close(struct gsess *s, int error)
 {
   for (unsigned i = 0; i < s->ncalls; i++)
-    if (s->calls[i].busy || s->connecting || error == GS_BENCH_ERR_CONNECT)
+    if (s->calls[i].busy)
       s->calls[i].busy = false, gs__bench_count_error(s->g->w, (enum gs_bench_error)error);
-  if (s->ng)
-    nghttp2_session_del(s->ng);
-  s->ng = NULL;
-  if (s->fd >= 0)
-    gs_loop_close_fd(s->g->loop, s->fd);
-  s->fd = -1;
-  s->connecting = false;
+  gs_h2_client_free(s->h2);
+  s->h2 = NULL;
   s->down_ns = now_ns();
 }
 
-static int sess_open(struct gsess *s)
+/* A connection, and its calls at once (sent once it connects: the connect's
+ * time counts against each call's timeout). */
+static void sess_open(struct gsess *s)
 {
   struct gs__bench_grpc *g = s->g;
-  nghttp2_session_callbacks *cb;
-  nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 24}};
-  int fd = socket(g->addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
-  if (fd < 0)
-    return -1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if ((connect(fd, (const struct sockaddr *)g->addr, g->addrlen) != 0 && errno != EINPROGRESS) ||
-      gs_loop_add(NULL, g->loop, fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, sess_io, s) != 0) {
-    close(fd);
-    return -1;
+  /* a 16 MiB stream window: answers never wait for a WINDOW_UPDATE */
+  struct gs_h2_client_config cfg = {.stream_window = 1u << 24, .conn_window = 1u << 26};
+  s->down_ns = 0;
+  if (gs_h2_client_new(NULL, g->loop, (const struct sockaddr *)g->addr, g->addrlen, &cfg, &ops, s,
+                       &s->h2) != 0) {
+    for (unsigned k = 0; k < s->ncalls; k++)
+      gs__bench_count_error(g->w, GS_BENCH_ERR_CONNECT);
+    s->down_ns = now_ns();
+    return;
   }
-  s->fd = fd, s->connecting = true, s->down_ns = 0;
-  for (unsigned k = 0; k < s->ncalls; k++)
-    s->calls[k].start_ns = now_ns(); /* the connect's time counts against the timeout */
-  if (nghttp2_session_callbacks_new(&cb) != 0)
-    return -1;
-  nghttp2_session_callbacks_set_send_callback(cb, on_send);
-  nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-  nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin);
-  nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
-  if (nghttp2_session_client_new(&s->ng, cb, s) != 0)
-    s->ng = NULL;
-  nghttp2_session_callbacks_del(cb);
-  if (!s->ng || nghttp2_submit_settings(s->ng, NGHTTP2_FLAG_NONE, set, GS_NITEMS(set)) != 0 ||
-      nghttp2_session_set_local_window_size(s->ng, NGHTTP2_FLAG_NONE, 0, 1 << 26) != 0)
-    return -1;
-  return 0;
+  for (unsigned k = 0; k < s->ncalls && s->h2; k++)
+    call_start(&s->calls[k]);
 }
 
-static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_sweep(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs__bench_grpc *g = data;
   uint64_t now = now_ns(), limit = (uint64_t)g->cfg->request_timeout_ms * 1000000u;
@@ -323,16 +234,16 @@ static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
     struct gsess *s = &g->sess[i];
     bool late = false;
     for (unsigned k = 0; k < s->ncalls; k++)
-      late = late || ((s->calls[k].busy || s->connecting) && now - s->calls[k].start_ns > limit);
-    if (s->fd >= 0 && late)
+      late = late || (s->calls[k].busy && now - s->calls[k].start_ns > limit);
+    if (s->h2 && late)
       sess_close(s, GS_BENCH_ERR_TIMEOUT);
-    else if (s->fd < 0 && now - s->down_ns > RETRY_NS && sess_open(s) != 0)
-      sess_close(s, GS_BENCH_ERR_CONNECT);
+    else if (!s->h2 && now - s->down_ns > RETRY_NS)
+      sess_open(s);
   }
   return SWEEP_US;
 }
 
-int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_loop *loop,
+int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_net_loop *loop,
                          const struct gs_bench_config *cfg, const struct sockaddr_storage *addr,
                          unsigned addrlen, unsigned slots, struct gs__bench_grpc **out)
 {
@@ -348,16 +259,15 @@ int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_loop *l
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   for (unsigned i = 0; i < g->nsess; i++) {
     struct gsess *s = &g->sess[i];
-    s->g = g, s->fd = -1;
+    s->g = g;
     s->ncalls = slots / g->nsess + (i < slots % g->nsess);
     if (!(s->calls = calloc(s->ncalls, sizeof(*s->calls))))
       return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
     for (unsigned k = 0; k < s->ncalls; k++)
-      s->calls[k].s = s, s->calls[k].start_ns = now_ns();
-    if (sess_open(s) != 0)
-      sess_close(s, GS_BENCH_ERR_CONNECT);
+      s->calls[k].s = s;
+    sess_open(s);
   }
-  if (!gs_loop_timer_add(loop, SWEEP_US, on_sweep, g))
+  if (!gs_net_loop_timer_add(loop, SWEEP_US, on_sweep, g))
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory");
   return 0;
 }
@@ -367,10 +277,7 @@ void gs__bench_grpc_free(struct gs__bench_grpc *g)
   if (!g)
     return;
   for (unsigned i = 0; g->sess && i < g->nsess; i++) {
-    if (g->sess[i].ng)
-      nghttp2_session_del(g->sess[i].ng);
-    if (g->sess[i].fd >= 0)
-      close(g->sess[i].fd);
+    gs_h2_client_free(g->sess[i].h2);
     free(g->sess[i].calls);
   }
   free(g->sess);

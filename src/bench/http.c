@@ -1,7 +1,6 @@
-/* http.c: the bench layer's HTTP client pieces: target URLs, an incremental
- * HTTP/1.1 response reader for keep-alive connections (picohttpparser heads,
- * Content-Length, chunked or until-close bodies), and a blocking GET with a
- * deadline for metadata and /metrics. Knows nothing of inference. */
+/* http.c: the bench layer's HTTP client pieces: target URLs, and a blocking
+ * GET with a deadline for metadata and /metrics, its answer read by net's
+ * response reader. Knows nothing of inference. */
 #include "bench/internal.h"
 
 #include <errno.h>
@@ -14,10 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_HEADERS 64
 #define GET_LIMIT (64u << 20)
-
-enum { ST_HEAD, ST_BODY };
 
 int gs_bench_url_parse(struct gs_err *err, const char *option, const char *text,
                        struct gs_bench_url *out)
@@ -69,133 +65,6 @@ int gs__bench_resolve(struct gs_err *err, const struct gs_bench_url *u,
   *addrlen = (unsigned)ai->ai_addrlen;
   freeaddrinfo(ai);
   return 0;
-}
-
-/* ---- responses ---- */
-
-void gs_bench_http_reset(struct gs_bench_http *p)
-{
-  memset(p, 0, sizeof(*p));
-}
-
-static bool header_is(const struct phr_header *h, const char *name)
-{
-  return h->name_len == strlen(name) && strncasecmp(h->name, name, h->name_len) == 0;
-}
-
-static bool value_has(const struct phr_header *h, const char *token)
-{
-  size_t n = strlen(token);
-  for (size_t i = 0; i + n <= h->value_len; i++)
-    if (strncasecmp(h->value + i, token, n) == 0)
-      return true;
-  return false;
-}
-
-/* Strict Content-Length: digits only, no overflow. */
-static int content_length(const struct phr_header *h, size_t *out)
-{
-  size_t v = 0;
-  if (!h->value_len)
-    return -1;
-  for (size_t i = 0; i < h->value_len; i++) {
-    if (h->value[i] < '0' || h->value[i] > '9' || v > (SIZE_MAX - 9) / 10)
-      return -1;
-    v = v * 10 + (size_t)(h->value[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
-/* Parses the head; returns 1 done, 0 more needed, <0 malformed. */
-static int parse_head(struct gs_bench_http *p, char *buf, size_t *len)
-{
-  struct phr_header hs[MAX_HEADERS];
-  size_t nh = MAX_HEADERS, msg_len;
-  const char *msg;
-  int minor, status, n;
-  bool has_len = false;
-  for (;;) {
-    nh = MAX_HEADERS;
-    n = phr_parse_response(buf, *len, &minor, &status, &msg, &msg_len, hs, &nh, 0);
-    if (n == -2)
-      return 0;
-    if (n < 0 || status < 100 || status > 999)
-      return GS_E_INVALID_ARGUMENT;
-    if (status >= 200 || status == 101)
-      break;
-    memmove(buf, buf + n, *len - (size_t)n); /* 1xx interim answer: skip it */
-    *len -= (size_t)n;
-  }
-  p->status = status;
-  p->head_len = (size_t)n;
-  p->keep_alive = minor >= 1;
-  for (size_t i = 0; i < nh; i++) {
-    if (header_is(&hs[i], "content-length")) {
-      size_t v;
-      if (content_length(&hs[i], &v) != 0 || (has_len && v != p->content_len))
-        return GS_E_INVALID_ARGUMENT;
-      p->content_len = v;
-      has_len = true;
-    } else if (header_is(&hs[i], "transfer-encoding")) {
-      p->chunked = value_has(&hs[i], "chunked");
-    } else if (header_is(&hs[i], "connection")) {
-      if (value_has(&hs[i], "close"))
-        p->keep_alive = false;
-      else if (value_has(&hs[i], "keep-alive"))
-        p->keep_alive = true;
-    }
-  }
-  if (status == 204 || status == 304) {
-    p->content_len = 0, p->chunked = false;
-    has_len = true;
-  }
-  if (p->chunked) {
-    struct phr_chunked_decoder *d = (struct phr_chunked_decoder *)p->decoder;
-    d->consume_trailer = 1;
-    p->chunk_from = p->head_len;
-  } else if (!has_len) {
-    p->until_close = true;
-    p->keep_alive = false;
-  }
-  p->state = ST_BODY;
-  return 1;
-}
-
-static int feed_chunked(struct gs_bench_http *p, char *buf, size_t *len, size_t *used)
-{
-  size_t sz = *len - p->chunk_from;
-  ssize_t r = phr_decode_chunked((struct phr_chunked_decoder *)p->decoder, buf + p->chunk_from, &sz);
-  if (r == -1)
-    return GS_E_INVALID_ARGUMENT;
-  p->chunk_from += sz;
-  p->body_len = p->chunk_from - p->head_len;
-  if (r == -2) {
-    *len = p->chunk_from;
-    return 0;
-  }
-  *used = p->chunk_from;
-  *len = p->chunk_from + (size_t)r;
-  return 1;
-}
-
-int gs_bench_http_feed(struct gs_bench_http *p, char *buf, size_t *len, bool eof, size_t *used)
-{
-  int rc;
-  if (p->state == ST_HEAD && (rc = parse_head(p, buf, len)) <= 0)
-    return rc;
-  if (p->chunked)
-    return feed_chunked(p, buf, len, used);
-  if (p->until_close) {
-    p->body_len = *len - p->head_len;
-    *used = *len;
-    return eof ? 1 : 0;
-  }
-  if (*len - p->head_len < p->content_len)
-    return 0;
-  p->body_len = p->content_len;
-  *used = p->head_len + p->content_len;
-  return 1;
 }
 
 /* ---- a blocking GET ---- */
@@ -264,7 +133,7 @@ static int get_send(struct gs_err *err, int fd, const struct gs_bench_url *u, co
 }
 
 static int get_recv(struct gs_err *err, int fd, const char *path, uint64_t deadline,
-                    struct gs_bench_http *p, char **buf, size_t *len)
+                    struct gs_http_resp *p, char **buf, size_t *len)
 {
   size_t cap = 0, used;
   for (;;) {
@@ -286,13 +155,12 @@ static int get_recv(struct gs_err *err, int fd, const char *path, uint64_t deadl
     if (r < 0)
       return gs_err_set(err, GS_E_IO, "GET %s: %s", path, strerror(errno));
     *len += (size_t)r;
-    rc = gs_bench_http_feed(p, *buf, len, r == 0, &used);
-    if (rc < 0)
-      return gs_err_set(err, GS_E_IO, "GET %s: the answer is not valid HTTP", path);
-    if (rc == 1)
+    rc = gs_http_resp_whole(p, *buf, len, r == 0, GET_LIMIT, &used);
+    if (rc == GS_HTTP_RESP_BAD)
+      return gs_err_set(err, GS_E_IO, "GET %s: the answer is not valid HTTP/1.1: %s", path,
+                        p->why);
+    if (rc == GS_HTTP_RESP_DONE)
       return 0;
-    if (r == 0)
-      return gs_err_set(err, GS_E_IO, "GET %s: the server closed the connection mid-answer", path);
   }
 }
 
@@ -300,13 +168,13 @@ int gs_bench_http_get(struct gs_err *err, const struct gs_bench_url *u, const ch
                       unsigned timeout_ms, int *status, char **body, size_t *len)
 {
   uint64_t deadline = now_ms() + timeout_ms;
-  struct gs_bench_http p;
+  struct gs_http_resp p;
   char *buf = NULL;
   size_t n = 0;
   int fd = -1, rc;
   *body = NULL;
   *len = 0;
-  gs_bench_http_reset(&p);
+  gs_http_resp_init(&p, false);
   if ((rc = get_connect(err, u, deadline, &fd)) == 0 &&
       (rc = get_send(err, fd, u, path, deadline)) == 0)
     rc = get_recv(err, fd, path, deadline, &p, &buf, &n);
@@ -316,10 +184,10 @@ int gs_bench_http_get(struct gs_err *err, const struct gs_bench_url *u, const ch
     free(buf);
     return rc;
   }
-  memmove(buf, buf + p.head_len, p.body_len);
+  memmove(buf, buf + p.head_len, (size_t)p.body_len);
   buf[p.body_len] = '\0';
   *status = p.status;
   *body = buf;
-  *len = p.body_len;
+  *len = (size_t)p.body_len;
   return 0;
 }

@@ -1,31 +1,13 @@
-/* internal.h: bench-layer internals shared between its files: picohttpparser
- * as libh2o-dev exports it (Debian ships no header; these are its documented
- * prototypes, as src/serve declares them for itself), and the helpers the run
- * and the CLI-facing parsers share. Not part of the interface (bench.h is). */
+/* internal.h: bench-layer internals shared between its files: the helpers
+ * the run and the CLI-facing parsers share. Not part of the interface
+ * (bench.h is). */
 #ifndef GS_BENCH_INTERNAL_H
 #define GS_BENCH_INTERNAL_H
 
 #include "bench/bench.h"
+#include "net/net.h"
 
 #include <sys/types.h>
-
-struct phr_header {
-  const char *name;
-  size_t name_len;
-  const char *value;
-  size_t value_len;
-};
-struct phr_chunked_decoder {
-  size_t bytes_left_in_chunk;
-  char consume_trailer;
-  char hex_count_, state_;
-};
-/* Returns the head's length, -1 when malformed, -2 when incomplete. */
-int phr_parse_response(const char *buf, size_t len, int *minor_version, int *status,
-                       const char **msg, size_t *msg_len, struct phr_header *headers,
-                       size_t *num_headers, size_t last_len);
-/* Decodes in place: -2 more needed, -1 malformed, else bytes left after the body. */
-ssize_t phr_decode_chunked(struct phr_chunked_decoder *decoder, char *buf, size_t *bufsz);
 
 /* Resolves the URL's host and port (first address); fills a sockaddr_storage. */
 struct sockaddr_storage;
@@ -34,7 +16,7 @@ int gs__bench_resolve(struct gs_err *err, const struct gs_bench_url *u,
 
 /* run.c's counting, for grpc.c's calls (w: run.c's thread). */
 struct worker;
-struct gs_loop;
+struct gs_net_loop;
 void gs__bench_count_ok(struct worker *w, uint64_t intended_ns, uint64_t start_ns,
                         uint64_t sent_ns, uint64_t first_ns, uint64_t t);
 void gs__bench_count_error(struct worker *w, enum gs_bench_error e);
@@ -42,7 +24,7 @@ void gs__bench_count_error(struct worker *w, enum gs_bench_error e);
 /* grpc.c: slots calls outstanding on the thread's loop, over
  * ceil(slots / cfg->streams) h2c sessions; freed (with its sockets) by free. */
 struct gs__bench_grpc;
-int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_loop *loop,
+int gs__bench_grpc_start(struct gs_err *err, struct worker *w, struct gs_net_loop *loop,
                          const struct gs_bench_config *cfg, const struct sockaddr_storage *addr,
                          unsigned addrlen, unsigned slots, struct gs__bench_grpc **out);
 void gs__bench_grpc_free(struct gs__bench_grpc *g);

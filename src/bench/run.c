@@ -1,4 +1,4 @@
-/* run.c: the load generator's engine. Each thread runs its own serve-layer
+/* run.c: the load generator's engine. Each thread runs its own net-layer
  * loop with its own connections; the calling thread cuts time into windows,
  * swapping each thread's counters and histogram under a per-thread mutex,
  * reads server metrics between windows and decides stability, and walks the
@@ -8,7 +8,7 @@
  * idle connections drain; latency counts from the intended time, so a stall
  * shows in the tail instead of being omitted. */
 #include "bench/internal.h"
-#include "serve/serve.h"
+#include "net/net.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define READ_CHUNK 16384
-#define MAX_ANSWER (256u << 20)
+#define MAX_HEAD (64u << 10) /* an answer head larger is malformed */
 #define RETRY_US 10000   /* after a failed connect, before the next try */
 #define SWEEP_US 20000   /* request timeouts are checked this often */
 
@@ -90,7 +90,7 @@ struct conn {
   size_t req_len, sent;
   char *buf;
   size_t len, cap;
-  struct gs_bench_http http;
+  struct gs_http_resp http; /* the answer being read (net's response reader) */
   uint64_t intended_ns, start_ns, sent_ns, first_ns;
 };
 
@@ -106,7 +106,7 @@ struct worker {
   const struct sockaddr_storage *addr;
   unsigned addrlen;
   pthread_t tid;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   int stopfd;
   struct conn *conns;
   unsigned nconns;
@@ -164,7 +164,7 @@ void gs__bench_count_ok(struct worker *w, uint64_t intended_ns, uint64_t start_n
 static void conn_close(struct conn *c)
 {
   if (c->fd >= 0)
-    gs_loop_close_fd(c->w->loop, c->fd);
+    gs_net_loop_close_fd(c->w->loop, c->fd);
   c->fd = -1;
   c->state = C_CLOSED;
   c->len = 0;
@@ -172,7 +172,7 @@ static void conn_close(struct conn *c)
 
 static void conn_send(struct conn *c);
 static void issue(struct worker *w);
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 /* A request ended (ok or not): the connection takes the next one. */
 static void conn_done(struct conn *c, int error)
@@ -222,19 +222,41 @@ static void on_answer(struct conn *c, uint64_t t)
   conn_done(c, -1);
 }
 
+/* Room for the next read: the head is held whole (at most MAX_HEAD), body
+ * bytes are counted and dropped. */
 static bool grow(struct conn *c)
 {
   size_t cap = c->cap ? c->cap * 2 : READ_CHUNK * 2;
   char *nb;
-  if (c->cap >= MAX_ANSWER || !(nb = realloc(c->buf, cap)))
+  if (c->cap >= MAX_HEAD + READ_CHUNK || !(nb = realloc(c->buf, cap)))
     return false;
   c->buf = nb, c->cap = cap;
   return true;
 }
 
+/* The bytes just read (eof: then the server closed): GS_HTTP_RESP_DONE once
+ * the answer is whole, MORE, or BAD with *e the failure's kind. */
+static int conn_answer(struct conn *c, bool eof, enum gs_bench_error *e)
+{
+  char *data = c->buf;
+  size_t n = c->len, rest;
+  int rc;
+  *e = eof ? GS_BENCH_ERR_CLOSED : GS_BENCH_ERR_MALFORMED; /* with eof: cut short */
+  if (!c->http.head_len) {
+    rc = gs_http_resp_head(&c->http, c->buf, &c->len, MAX_HEAD);
+    if (rc != GS_HTTP_RESP_DONE)
+      return rc == GS_HTTP_RESP_MORE && eof ? GS_HTTP_RESP_BAD : rc;
+    data += c->http.head_len;
+    n = c->len - c->http.head_len;
+  }
+  rc = gs_http_resp_body(&c->http, data, &n, eof, &rest);
+  c->len = 0; /* body bytes are counted, not kept */
+  return rc;
+}
+
 static void conn_read(struct conn *c)
 {
-  size_t used;
+  enum gs_bench_error e;
   ssize_t r;
   int rc;
   if (c->cap - c->len < READ_CHUNK && !grow(c)) {
@@ -252,16 +274,14 @@ static void conn_read(struct conn *c)
     conn_done(c, GS_BENCH_ERR_CLOSED);
     return;
   }
-  if (c->len == 0 && r > 0)
+  if (!c->http.head_len && c->len == 0 && r > 0) /* the answer's first bytes */
     c->first_ns = now_ns();
   c->len += (size_t)r;
-  rc = gs_bench_http_feed(&c->http, c->buf, &c->len, r == 0, &used);
-  if (rc < 0)
-    conn_done(c, GS_BENCH_ERR_MALFORMED);
-  else if (rc == 1)
+  rc = conn_answer(c, r == 0, &e);
+  if (rc == GS_HTTP_RESP_DONE)
     on_answer(c, now_ns());
-  else if (r == 0)
-    conn_done(c, GS_BENCH_ERR_CLOSED);
+  else if (rc == GS_HTTP_RESP_BAD)
+    conn_done(c, (int)e);
 }
 
 static void conn_write(struct conn *c)
@@ -269,7 +289,7 @@ static void conn_write(struct conn *c)
   while (c->sent < c->req_len) {
     ssize_t n = send(c->fd, c->req + c->sent, c->req_len - c->sent, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      gs_loop_add(NULL, c->w->loop, c->fd, GS_LOOP_WRITABLE | GS_LOOP_READABLE, on_io, c);
+      gs_net_loop_add(NULL, c->w->loop, c->fd, GS_NET_WRITABLE | GS_NET_READABLE, on_io, c);
       return;
     }
     if (n < 0) {
@@ -280,11 +300,11 @@ static void conn_write(struct conn *c)
   }
   c->sent_ns = now_ns();
   c->state = C_WAITING;
-  if (gs_loop_mask(c->w->loop, c->fd) & GS_LOOP_WRITABLE) /* else no epoll_ctl per request */
-    gs_loop_del(c->w->loop, c->fd, GS_LOOP_WRITABLE);
+  if (gs_net_loop_mask(c->w->loop, c->fd) & GS_NET_WRITABLE) /* else no epoll_ctl per request */
+    gs_net_loop_del(c->w->loop, c->fd, GS_NET_WRITABLE);
 }
 
-static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct conn *c = data;
   (void)loop;
@@ -299,9 +319,9 @@ static void on_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
     }
     c->state = C_SENDING;
   }
-  if ((mask & GS_LOOP_WRITABLE) && c->state == C_SENDING)
+  if ((mask & GS_NET_WRITABLE) && c->state == C_SENDING)
     conn_write(c);
-  if ((mask & GS_LOOP_READABLE) && c->fd >= 0 && c->state != C_CONNECTING)
+  if ((mask & GS_NET_READABLE) && c->fd >= 0 && c->state != C_CONNECTING)
     conn_read(c);
 }
 
@@ -316,7 +336,7 @@ static int conn_open(struct conn *c)
     close(fd);
     return -1;
   }
-  if (gs_loop_add(NULL, w->loop, fd, GS_LOOP_READABLE | GS_LOOP_WRITABLE, on_io, c) != 0) {
+  if (gs_net_loop_add(NULL, w->loop, fd, GS_NET_READABLE | GS_NET_WRITABLE, on_io, c) != 0) {
     close(fd);
     return -1;
   }
@@ -335,7 +355,7 @@ static void conn_send(struct conn *c)
   c->req_len = cfg->nrequests ? cfg->request_lens[k] : cfg->request_len;
   c->sent = 0;
   c->len = 0;
-  gs_bench_http_reset(&c->http);
+  gs_http_resp_init(&c->http, false);
   c->start_ns = now_ns();
   if (c->state == C_CLOSED && conn_open(c) != 0) {
     conn_done(c, GS_BENCH_ERR_CONNECT);
@@ -410,7 +430,7 @@ static double next_gap(struct worker *w)
   return -log(u) * w->gap_ns;
 }
 
-static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   uint64_t now = now_ns();
@@ -429,7 +449,7 @@ static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
 
 /* ---- timeouts, retries, stop ---- */
 
-static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_sweep(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   uint64_t now = now_ns(), limit = (uint64_t)w->cfg->request_timeout_ms * 1000000u;
@@ -448,26 +468,26 @@ static int64_t on_sweep(struct gs_loop *loop, uint64_t id, void *data)
   return SWEEP_US;
 }
 
-static void on_stop(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_stop(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   uint64_t v;
   (void)data;
   (void)mask;
   if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
     return;
-  gs_loop_stop(loop);
+  gs_net_loop_stop(loop);
 }
 
 static void *worker_main(void *arg)
 {
   struct worker *w = arg;
-  if (!gs_loop_timer_add(w->loop, SWEEP_US, on_sweep, w))
+  if (!gs_net_loop_timer_add(w->loop, SWEEP_US, on_sweep, w))
     w->rc = GS_E_NO_MEMORY;
   if (w->cfg->grpc) {
     if (gs__bench_grpc_start(NULL, w, w->loop, w->cfg, w->addr, w->addrlen, w->nconns, &w->grpc))
       w->rc = GS_E_NO_MEMORY;
   } else if (w->cfg->mode == GS_BENCH_OPEN) {
-    if (!gs_loop_timer_add(w->loop, 0, on_tick, w))
+    if (!gs_net_loop_timer_add(w->loop, 0, on_tick, w))
       w->rc = GS_E_NO_MEMORY;
   } else {
     for (unsigned i = 0; i < w->nconns; i++) {
@@ -477,7 +497,7 @@ static void *worker_main(void *arg)
     }
   }
   if (!w->rc)
-    w->rc = gs_loop_run(w->loop);
+    w->rc = gs_net_loop_run(w->loop);
   return NULL;
 }
 
@@ -503,7 +523,7 @@ static void worker_free(struct worker *w)
   free(w->cur);
   if (w->stopfd >= 0)
     close(w->stopfd);
-  gs_loop_free(w->loop);
+  gs_net_loop_free(w->loop);
   pthread_mutex_destroy(&w->mu);
 }
 
@@ -515,11 +535,11 @@ static int worker_init(struct gs_err *err, struct worker *w, unsigned nconns, un
   w->nconns = nconns;
   for (unsigned i = 0; i < nconns; i++)
     w->conns[i] = (struct conn){.w = w, .fd = -1};
-  if (gs_loop_new(err, (int)setsize, &w->loop) != 0)
+  if (gs_net_loop_new(err, (int)setsize, &w->loop) != 0)
     return err ? err->code : GS_E_NO_MEMORY;
   if ((w->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
     return gs_err_set(err, GS_E_IO, "eventfd: %s", strerror(errno));
-  return gs_loop_add(err, w->loop, w->stopfd, GS_LOOP_READABLE, on_stop, NULL);
+  return gs_net_loop_add(err, w->loop, w->stopfd, GS_NET_READABLE, on_stop, NULL);
 }
 
 static void step_stop(struct step_run *r, unsigned started)

@@ -216,6 +216,7 @@ int cli_main(int argc, char **argv)
   }
   if (!c.verb)
     return cli_usage("unknown command '%s'; `gpuslice --help` lists the commands", argv[1]);
+  cli_log_init();
   rc = c.verb->run(&c, argc - used, argv + used);
   gs_backend_close(c.backend);
   return rc;
@@ -260,9 +261,9 @@ int cli_exit_of(int code)
 
 int cli_fail(const struct gs_err *err)
 {
-  int nvml = gs_code_nvml_value(err->code);
+  int nvml = gs_backend_code_nvml(err->code);
   if (nvml != 999 && nvml != 0)
-    fprintf(stderr, "gpuslice: %s (%s)\n", err->msg, gs_code_nvml_name(err->code));
+    fprintf(stderr, "gpuslice: %s (%s)\n", err->msg, gs_backend_code_nvml_name(err->code));
   else
     fprintf(stderr, "gpuslice: %s\n", err->msg);
   return cli_exit_of(err->code);

@@ -38,6 +38,8 @@ struct cli {
 
 /* Runs one gpuslice command line; returns the exit status. */
 int cli_main(int argc, char **argv);
+/* The libraries' log events to stdout (progress) and stderr (log.c). */
+void cli_log_init(void);
 
 /* How a value is completed (`gpuslice complete`, the shells' scripts). */
 enum cli_value {

@@ -325,7 +325,7 @@ static int create_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gpu
     if (b->ops->ci_create(b, &err, info->index, gi->id, cp.id, x->o->placement, &ci) != 0) {
       cli_say(c, "Unable to create a compute instance on GPU %2u GPU instance ID %2u using "
                  "profile %u: %s\n",
-              info->index, gi->id, cp.id, gs_code_text(err.code));
+              info->index, gi->id, cp.id, gs_backend_code_text(err.code));
       return cli_fail(&err);
     }
     cli_say(c, "Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using "
@@ -435,7 +435,7 @@ static int check_ci_ids(const struct cli *c, const struct gs_gpu_info *info, con
     for (k = 0; k < n && used < sizeof(have); k++)
       used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%u", k ? ", " : "", cis[k].id);
     cli_say(c, "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
-            ids[i], info->index, gi->id, gs_code_text(GS_E_NOT_FOUND));
+            ids[i], info->index, gi->id, gs_backend_code_text(GS_E_NOT_FOUND));
     struct gs_err err = {0};
     gs_err_set(&err, GS_E_NOT_FOUND,
                "GPU %u GPU instance %u has no compute instance %u (it has %s; `gpuslice ci list "
@@ -466,7 +466,7 @@ static int destroy_in_gi(struct cli *c, struct gs_backend *b, const struct gs_gp
       continue;
     if (b->ops->ci_destroy(b, &err, info->index, gi->id, cis[k].id) != 0) {
       cli_say(c, "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
-              cis[k].id, info->index, gi->id, gs_code_text(err.code));
+              cis[k].id, info->index, gi->id, gs_backend_code_text(err.code));
       rc = cli_fail(&err);
       continue;
     }

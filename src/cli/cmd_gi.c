@@ -221,11 +221,11 @@ static int create_on_gpu(struct cli *c, struct gs_backend *b, const struct gs_gp
     json_t *made;
     if (b->ops->gi_create(b, &err, info->index, slots[w].profile, start, &gi) != 0) {
       cli_say(c, "Unable to create a GPU instance on GPU %2u using profile %u: %s\n", info->index,
-              slots[w].profile->id, gs_code_text(err.code));
+              slots[w].profile->id, gs_backend_code_text(err.code));
       if (err.code == GS_E_INSUFFICIENT_RESOURCES)
         no_room_hint(&err, info->index);
       rc = cli_fail(&err);
-      cli_say(c, "Failed to create GPU instances: %s\n", gs_code_text(err.code));
+      cli_say(c, "Failed to create GPU instances: %s\n", gs_backend_code_text(err.code));
       break;
     }
     cli_say(c, "Successfully created GPU instance ID %2u on GPU %2u using profile MIG %s (ID %2u)\n",
@@ -425,7 +425,7 @@ static int destroy_on_gpu(struct cli *c, struct gs_backend *b, const struct gs_g
   for (unsigned g = 0; g < nid; g++) {
     if (b->ops->gi_destroy(b, &err, info->index, ids[g]) != 0) {
       cli_say(c, "Unable to destroy GPU instance ID %2u from GPU %2u: %s\n", ids[g], info->index,
-              gs_code_text(err.code));
+              gs_backend_code_text(err.code));
       *why = err.code;
       return cli_fail(&err);
     }
@@ -477,7 +477,7 @@ static int run_destroy(struct cli *c, int argc, char **argv)
     rc = destroy_on_gpu(c, b, &infos[i], &o, &destroyed, &why);
   }
   if (rc != GS_EXIT_OK && rc != GS_EXIT_USAGE)
-    cli_say(c, "Failed to destroy GPU instances: %s\n", gs_code_text(why));
+    cli_say(c, "Failed to destroy GPU instances: %s\n", gs_backend_code_text(why));
   else if (rc == GS_EXIT_OK && destroyed == 0)
     cli_say(c, "No GPU instances found: Not Found\n");
   if (c->json && rc != GS_EXIT_USAGE)

@@ -422,7 +422,7 @@ static void on_op(void *arg, unsigned gpu, const struct gs_layout_op *op, unsign
   if (r->json)
     return;
   if (rc) {
-    printf("GPU %u: failed: %s\n", gpu, err ? err->msg : gs_code_text(rc));
+    printf("GPU %u: failed: %s\n", gpu, err ? err->msg : gs_backend_code_text(rc));
     return;
   }
   if (op->kind == GS_LAYOUT_CREATE_GI)

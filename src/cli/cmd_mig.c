@@ -23,7 +23,7 @@ static void report_mode(const struct cli *c, bool emulated, const struct gs_gpu_
     return;
   }
   cli_say(c, "Warning: MIG mode is in pending %s state for GPU %s:%s\n", enable ? "enable" : "disable",
-          bus, gs_code_text(activation == GS_E_RESET_REQUIRED ? GS_E_NOT_SUPPORTED : activation));
+          bus, gs_backend_code_text(activation == GS_E_RESET_REQUIRED ? GS_E_NOT_SUPPORTED : activation));
   if (activation == GS_E_IN_USE)
     cli_say(c, "%s is currently being used by one or more other processes (e.g. CUDA application or a "
            "monitoring application such as another instance of nvidia-smi). Please first kill all "
@@ -68,7 +68,7 @@ static json_t *mode_json(struct gs_backend *b, unsigned gpu, int activation)
     return json_null();
   return json_pack("{s:i, s:s, s:b, s:b, s:s?}", "gpu", gpu, "pci_bus_id", info.pci_bus_id,
                    "mig_current", info.mig_current, "mig_pending", info.mig_pending,
-                   "pending_reason", activation ? gs_code_text(activation) : NULL);
+                   "pending_reason", activation ? gs_backend_code_text(activation) : NULL);
 }
 
 static int set_mode(struct cli *c, int argc, char **argv, bool enable)

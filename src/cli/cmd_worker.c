@@ -4,7 +4,7 @@
  * the serve layer's worker (docs/worker.md). */
 #include "cli/cli.h"
 #include "geometry/geometry.h"
-#include "serve/serve.h"
+#include "worker/worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,8 +138,8 @@ static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *f
 static int run_worker(struct cli *c, int argc, char **argv)
 {
   struct worker_opts o = {.listen = "127.0.0.1:8000", .gpu = "a100-40gb", .share = 1};
-  struct gs_serve_worker_config cfg = {0};
-  struct gs_serve_worker *w = NULL;
+  struct gs_worker_config cfg = {0};
+  struct gs_worker *w = NULL;
   struct gs_err err = {0};
   char slice[64];
   unsigned port = 0, gport = 0;
@@ -155,16 +155,16 @@ static int run_worker(struct cli *c, int argc, char **argv)
   cfg.slice_name = slice;
   cfg.share = o.share;
   cfg.time_scale = o.time_scale;
-  if (gs_serve_worker_new(&err, &cfg, &w) != 0 ||
-      gs_serve_listen(&err, o.listen, 511, &fd, &port) != 0 ||
-      (o.grpc_listen && gs_serve_listen(&err, o.grpc_listen, 511, &gfd, &gport) != 0)) {
-    gs_serve_worker_free(w);
+  if (gs_worker_new(&err, &cfg, &w) != 0 ||
+      gs_net_listen(&err, o.listen, 511, &fd, &port) != 0 ||
+      (o.grpc_listen && gs_net_listen(&err, o.grpc_listen, 511, &gfd, &gport) != 0)) {
+    gs_worker_free(w);
     if (fd >= 0)
       close(fd);
     return cli_fail(&err);
   }
   if (gfd >= 0)
-    gs_serve_worker_grpc_fd(w, gfd);
+    gs_worker_grpc_fd(w, gfd);
   fprintf(stderr, "gpuslice worker: EMULATED KServe v2 server, no GPU is used: inference time is "
                   "modelled for %s on %s, shared by %u worker(s)%s%s\n",
           slice, gs_geom_model_find(o.gpu)->name, o.share,
@@ -175,8 +175,8 @@ static int run_worker(struct cli *c, int argc, char **argv)
     printf("grpc listening on %.*s:%u\n", (int)(strrchr(o.grpc_listen, ':') - o.grpc_listen),
            o.grpc_listen, gport);
   fflush(stdout);
-  rc = gs_serve_worker_run(&err, w, fd, &o.lim);
-  gs_serve_worker_free(w);
+  rc = gs_worker_run(&err, w, fd, &o.lim);
+  gs_worker_free(w);
   if (rc != 0)
     return cli_fail(&err);
   fprintf(stderr, "gpuslice worker: stopped\n");

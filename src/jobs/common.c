@@ -26,7 +26,7 @@ int gs__jobs_path(struct gs_err *err, char out[PATH_MAX], const char *dir, const
 
 bool gs__jobs_emulated(struct gs_backend *b)
 {
-  return b && gs_emu_state_path(b) != NULL;
+  return gs_backend_emulated(b);
 }
 
 /* $GPUSLICE_JOBS_DIR, else beside the emulator's state, else "jobs" in the
@@ -39,7 +39,7 @@ static int default_dir(struct gs_err *err, struct gs_backend *b, char out[PATH_M
   if (env && *env)
     n = snprintf(out, PATH_MAX, "%s", env);
   else if (gs__jobs_emulated(b))
-    n = snprintf(out, PATH_MAX, "%s.jobs", gs_emu_state_path(b));
+    n = snprintf(out, PATH_MAX, "%s.jobs", gs_backend_state_base(b));
   else if ((rc = gs_file_state_dir(err, "GPUSLICE_JOBS_DIR=DIR (or pass --jobs-dir DIR)", state)))
     return rc;
   else

@@ -20,7 +20,7 @@ static unsigned gpu_minor(struct gs_backend *b, const struct gs_gpu_info *g)
   const char *id = g->pci_bus_id, *p;
   unsigned minor = g->index;
   size_t len, i;
-  if (gs_emu_state_path(b) || strlen(id) < 12)
+  if (gs_backend_emulated(b) || strlen(id) < 12)
     return g->index;
   /* NVML's 8-digit domain; the driver's directory has 4, lower case. */
   for (i = 0, id += strlen(id) - 12; id[i] && i + 1 < sizeof(bus); i++)

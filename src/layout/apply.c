@@ -265,7 +265,7 @@ static int run_op(struct gs_err *err, struct gs_backend *b, unsigned gpu, const 
       return gs_err_set(err, activation,
                         "GPU %u: MIG mode is now pending (%s); reset the GPU or reboot, then apply "
                         "again to create the instances",
-                        gpu, gs_code_text(activation));
+                        gpu, gs_backend_code_text(activation));
     return 0;
   case GS_LAYOUT_CREATE_GI:
     if ((rc = b->ops->gi_create(b, err, gpu, op->profile, (int)op->start, &gi)) == 0)

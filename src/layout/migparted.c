@@ -124,7 +124,7 @@ int gs__mp_busy(struct gs_err *err, struct gs_backend *b, unsigned gpu, const st
   return gs_err_set(err, GS_E_IN_USE,
                     "error walking gpu instances for '%u': error walking compute instances for '%u': "
                     "error destroying Compute instance for profile '(%u, 0)': %s",
-                    gpu, hit->gi.profile->nvml_enum, hit_ci->profile.id, gs_code_text(GS_E_IN_USE));
+                    gpu, hit->gi.profile->nvml_enum, hit_ci->profile.id, gs_backend_code_text(GS_E_IN_USE));
 }
 
 int gs__mp_apply_one(struct gs_err *err, struct gs_backend *b, unsigned gpu, const struct gs_layout_target *t,
@@ -349,7 +349,7 @@ static int visit_apply_mode(struct gs_err *err, struct mp *m, const struct gs_la
     gs__mp_log(m->log, GS_LAYOUT_DEBUG, "    Clearing existing MIG configuration");
   gs__mp_log(m->log, GS_LAYOUT_DEBUG, "    Updating MIG mode: %s", mode_word(e->mig_enabled));
   if ((rc = gs__mp_apply_one(err, m->b, gpu, &t, m->o)) != 0)
-    return gs_err_set(err, rc, "error setting MIG mode: %s", err ? err->msg : gs_code_text(rc));
+    return gs_err_set(err, rc, "error setting MIG mode: %s", err ? err->msg : gs_backend_code_text(rc));
   if ((rc = m->b->ops->gpu_info(m->b, err, gpu, &now)) != 0)
     return rc;
   m->pending[gpu] = now.mig_current != now.mig_pending;
@@ -446,7 +446,7 @@ static int visit_apply_config(struct gs_err *err, struct mp *m, const struct gs_
   }
   if ((rc = built_layout(err, info->model, &m->sel.target[gpu], &built)) != 0 ||
       (rc = gs__mp_apply_one(err, m->b, gpu, &built, m->o)) != 0)
-    return gs_err_set(err, rc, "error setting MIGConfig: %s", err ? err->msg : gs_code_text(rc));
+    return gs_err_set(err, rc, "error setting MIGConfig: %s", err ? err->msg : gs_backend_code_text(rc));
   return 0;
 }
 

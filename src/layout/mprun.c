@@ -94,7 +94,7 @@ static int emu_reset_all(struct gs_err *err, struct gs_backend *b, unsigned ngpu
       if (pass == 0) {
         if (b->ops->processes(b, NULL, g, procs, &np) == 0 && np > 0 && ++busy)
           fused += (size_t)snprintf(failed + fused, fused < sizeof(failed) ? sizeof(failed) - fused : 0,
-                                    "  GPU %s: %s\n", info.pci_bus_id, gs_code_text(GS_E_IN_USE));
+                                    "  GPU %s: %s\n", info.pci_bus_id, gs_backend_code_text(GS_E_IN_USE));
       } else if (gs_emu_gpu_reset(b, &why, g) == 0)
         used += (size_t)snprintf(out + used, used < size ? size - used : 0, "GPU %s was successfully reset.\n",
                                  info.pci_bus_id);
@@ -181,7 +181,7 @@ int gs__mp_reset_all(struct gs_err *err, struct gs_backend *b, const struct gs_l
   if (!out)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory resetting the GPUs");
   if ((rc = b->ops->gpu_count(b, err, &ngpu)) == 0)
-    rc = gs_emu_state_path(b) ? emu_reset_all(err, b, ngpu, out, 16384) : smi_reset_all(err, b, ngpu, out, 16384);
+    rc = gs_backend_emulated(b) ? emu_reset_all(err, b, ngpu, out, 16384) : smi_reset_all(err, b, ngpu, out, 16384);
   if (rc == 0)
     gs__mp_log(log, GS_LAYOUT_DEBUG, "\n%s", out);
   else {

@@ -246,7 +246,7 @@ static int gpu_of(struct gs_err *err, struct gs_backend *b, const char *uuid, un
       return 0;
     }
   }
-  return rc ? rc : gs_err_set(err, GS_E_NOT_FOUND, "error getting device handle: %s", gs_code_text(GS_E_NOT_FOUND));
+  return rc ? rc : gs_err_set(err, GS_E_NOT_FOUND, "error getting device handle: %s", gs_backend_code_text(GS_E_NOT_FOUND));
 }
 
 static int assert_mode(struct gs_err *err, void *arg)
@@ -286,7 +286,7 @@ static int apply_mode(struct gs_err *err, void *arg)
     if ((rc = gpu_of(err, r->b, d->uuid, &gpu)) != 0 || (rc = gs_layout_read_current(err, r->b, gpu, &cur)) != 0)
       return rc;
     if (!d->enabled && cur.ngi)
-      rc = gs_err_set(err, GS_E_IN_USE, "error setting Mig mode: %s", gs_code_text(GS_E_IN_USE));
+      rc = gs_err_set(err, GS_E_IN_USE, "error setting Mig mode: %s", gs_backend_code_text(GS_E_IN_USE));
     gs_layout_target_of(&cur, d->enabled, &t);
     if (rc != 0 || (rc = gs__mp_apply_one(err, r->b, gpu, &t, r->o)) != 0)
       return gs_err_set(err, rc, "error setting MIG mode on device '%s': %s", d->uuid, err ? err->msg : "");
@@ -307,7 +307,7 @@ static int saved_target(struct gs_err *err, const struct gs_geom_model *m, const
         gi->profile = &m->gi[k];
     if (!gi->profile)
       return gs_err_set(err, GS_E_INVALID_ARGUMENT, "error getting GPU instance profile info for '%u': %s",
-                        d->gi[g].profile, gs_code_text(GS_E_NOT_SUPPORTED));
+                        d->gi[g].profile, gs_backend_code_text(GS_E_NOT_SUPPORTED));
     gi->start = (int)d->gi[g].start;
     for (unsigned c = 0; c < d->gi[g].nci; c++)
       gi->ci[gi->nci++] = (struct gs_layout_ci){d->gi[g].ci[c].profile, -1};

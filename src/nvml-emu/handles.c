@@ -64,7 +64,7 @@ static long slot_of(const void *p, const void *table, size_t size, size_t elem)
 
 nvmlReturn_t gs__nvemu_rc(int code)
 {
-  return code == 0 ? NVML_SUCCESS : (nvmlReturn_t)gs_code_nvml_value(code);
+  return code == 0 ? NVML_SUCCESS : (nvmlReturn_t)gs_backend_code_nvml(code);
 }
 
 /* A backend code about a GPU, GI or CI named by a handle: "no such thing"

@@ -123,7 +123,7 @@ const char *nvmlErrorString(nvmlReturn_t result)
   for (size_t i = 0; i < GS_NITEMS(extra_texts); i++)
     if (extra_texts[i].rc == result)
       return extra_texts[i].text;
-  return gs_code_text(gs_code_from_nvml((int)result)); /* "Unknown Error" for the rest */
+  return gs_backend_code_text(gs_backend_code_from_nvml((int)result)); /* "Unknown Error" for the rest */
 }
 
 /* ---- system queries ---- */

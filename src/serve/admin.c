@@ -370,7 +370,7 @@ static void on_admin(void *ctx, struct gs_http_conn *conn, const struct gs_http_
   }
 }
 
-int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+int gs_proxy_admin_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
                        const struct gs_super *super, const char *token, int fd,
                        struct gs_proxy_admin_server **out)
 {

@@ -30,7 +30,7 @@ struct own {
 
 struct gs_scale {
   struct gs_scale_policy pol;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_scale_target t;
   char *state_path, *profile;
   unsigned *gpus;
@@ -48,8 +48,8 @@ struct gs_scale {
 
 /* ---- state file ---- */
 
-/* Writes the state file; on failure fills err, or says so on stderr when err
- * is NULL (the record is then as of the last write that worked). */
+/* Writes the state file; on failure fills err, or logs it when err is NULL
+ * (the record is then as of the last write that worked). */
 static int save(struct gs_scale *s, struct gs_err *err)
 {
   struct gs_err e = {0};
@@ -76,7 +76,7 @@ static int save(struct gs_scale *s, struct gs_err *err)
     gs_err_set(err, rc, "autoscale: cannot write its state file %s (%s); give --scale-state "
                "a file in a writable directory", s->state_path, e.msg);
   else
-    fprintf(stderr, "gpuslice serve: autoscale: cannot write %s: %s\n", s->state_path, e.msg);
+    gs_log_warn("serve", "autoscale: cannot write %s: %s", s->state_path, e.msg);
   return rc;
 }
 
@@ -104,8 +104,8 @@ static void destroy(struct gs_scale *s, const struct own *o)
   struct gs_err err = {0};
   if (b->ops->ci_destroy(b, &err, o->gpu, o->gi, o->ci) != 0 ||
       b->ops->gi_destroy(b, &err, o->gpu, o->gi) != 0)
-    fprintf(stderr, "gpuslice serve: autoscale: destroying GPU %u GI %u CI %u: %s\n", o->gpu,
-            o->gi, o->ci, err.msg);
+    gs_log_warn("serve", "autoscale: destroying GPU %u GI %u CI %u: %s", o->gpu, o->gi, o->ci,
+                err.msg);
 }
 
 /* The MIG device of gpu/gi/ci; false if it is gone. */
@@ -160,9 +160,8 @@ static void no_capacity(struct gs_scale *s, const char *why)
     return;
   s->no_capacity = true;
   s->no_capacity_total++;
-  printf("autoscale: no free capacity for %s (%s); staying at %zu own slices until some is "
-         "freed\n", s->profile, why, s->nown);
-  fflush(stdout);
+  gs_log_info("serve", "autoscale: no free capacity for %s (%s); staying at %zu own slices until "
+              "some is freed", s->profile, why, s->nown);
 }
 
 /* An instance whose record cannot be written would outlive a crash of serve
@@ -171,8 +170,8 @@ static void no_capacity(struct gs_scale *s, const char *why)
 static void unrecorded(struct gs_scale *s, const struct own *o, const struct gs_err *err)
 {
   if (!s->unsaved)
-    fprintf(stderr, "gpuslice serve: %s; GPU %u GI %u CI %u destroyed again, grows retried "
-                    "after each cool-down\n", err->msg, o->gpu, o->gi, o->ci);
+    gs_log_warn("serve", "%s; GPU %u GI %u CI %u destroyed again, grows retried after each "
+                "cool-down", err->msg, o->gpu, o->gi, o->ci);
   s->unsaved = true;
   destroy(s, o);
   s->nown--;
@@ -203,8 +202,8 @@ static void grow(struct gs_scale *s)
       continue;
     }
     if (!(o = own_add(s)) || !find_device(s, s->gpus[g], gi.id, ci.id, &dev)) {
-      fprintf(stderr, "gpuslice serve: autoscale: GPU %u GI %u CI %u made but not usable\n",
-              s->gpus[g], gi.id, ci.id);
+      gs_log_warn("serve", "autoscale: GPU %u GI %u CI %u made but not usable", s->gpus[g],
+                  gi.id, ci.id);
       destroy(s, &(struct own){.gpu = s->gpus[g], .gi = gi.id, .ci = ci.id});
       if (o)
         s->nown--;
@@ -218,16 +217,15 @@ static void grow(struct gs_scale *s)
       return;
     }
     if (start_worker(&err, s, o, dev.name) != 0) {
-      fprintf(stderr, "gpuslice serve: autoscale: %s\n", err.msg);
+      gs_log_warn("serve", "autoscale: %s", err.msg);
       destroy(s, o);
       s->nown--;
       save(s, NULL);
       return;
     }
     s->no_capacity = false;
-    printf("autoscale: GPU %u GI %u CI %u (%s %s) created, worker %zu starting\n", o->gpu, o->gi,
-           o->ci, dev.name, o->uuid, o->w);
-    fflush(stdout);
+    gs_log_info("serve", "autoscale: GPU %u GI %u CI %u (%s %s) created, worker %zu starting",
+                o->gpu, o->gi, o->ci, dev.name, o->uuid, o->w);
     return;
   }
   no_capacity(s, err.msg[0] ? err.msg : "no GPU has room for one more");
@@ -287,7 +285,7 @@ static void advance(struct gs_scale *s, uint64_t now)
       o->pid_start = gs_proc_start(info.pid);
       save(s, NULL);
       gs_scale_policy_event(&s->pol, now);
-      printf("autoscale: worker %zu on %s ready\n", o->w, o->uuid);
+      gs_log_info("serve", "autoscale: worker %zu on %s ready", o->w, o->uuid);
     }
     else if (o->st == OWN_SERVING && info.pid && info.pid != o->pid) {
       o->pid = info.pid; /* restarted by the supervisor */
@@ -301,8 +299,8 @@ static void advance(struct gs_scale *s, uint64_t now)
     }
     else if (o->st == OWN_STOPPING && info.state == GS_SUPER_STOPPED) {
       destroy(s, o);
-      printf("autoscale: worker %zu stopped, GPU %u GI %u CI %u destroyed\n", o->w, o->gpu,
-             o->gi, o->ci);
+      gs_log_info("serve", "autoscale: worker %zu stopped, GPU %u GI %u CI %u destroyed", o->w,
+                  o->gpu, o->gi, o->ci);
       own_remove(s, i);
       save(s, NULL);
       s->no_capacity = false;
@@ -311,7 +309,6 @@ static void advance(struct gs_scale *s, uint64_t now)
     }
     i++;
   }
-  fflush(stdout);
 }
 
 static void render_metrics(struct gs_scale *s);
@@ -320,7 +317,7 @@ static int64_t tick(struct gs_scale *s)
 {
   uint64_t counts[GS_SCALE_BUCKETS];
   const uint64_t *le;
-  uint64_t now = gs_loop_now_us();
+  uint64_t now = gs_net_loop_now_us();
   unsigned pending, n;
   size_t nb = gs_proxy_latency(s->t.proxy, &le, counts, GS_SCALE_BUCKETS);
   struct gs_scale_decision *d = &s->last;
@@ -336,12 +333,11 @@ static int64_t tick(struct gs_scale *s)
       now < s->pol.last_event_us + s->pol.cfg.cooldown_us)
     return (int64_t)s->pol.cfg.tick_us; /* asked again only after a cool-down */
   if (d->action != GS_SCALE_HOLD) {
-    printf("autoscale: p%g %.1fms %s budget %.1fms over %llu requests, %u slices: %s (%s)\n",
-           s->pol.cfg.percentile, (double)d->pct_us / 1e3,
-           d->pct_us > s->pol.cfg.budget_us ? ">" : "<=", (double)s->pol.cfg.budget_us / 1e3,
-           (unsigned long long)d->requests, n,
-           d->action == GS_SCALE_GROW ? "grow" : "shrink", d->why);
-    fflush(stdout);
+    gs_log_info("serve", "autoscale: p%g %.1fms %s budget %.1fms over %llu requests, %u slices: "
+                "%s (%s)", s->pol.cfg.percentile, (double)d->pct_us / 1e3,
+                d->pct_us > s->pol.cfg.budget_us ? ">" : "<=", (double)s->pol.cfg.budget_us / 1e3,
+                (unsigned long long)d->requests, n,
+                d->action == GS_SCALE_GROW ? "grow" : "shrink", d->why);
   }
   if (d->action == GS_SCALE_GROW) {
     s->grows++;
@@ -356,7 +352,7 @@ static int64_t tick(struct gs_scale *s)
   return (int64_t)s->pol.cfg.tick_us;
 }
 
-static int64_t on_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   int64_t next = tick(data);
   (void)loop;
@@ -374,7 +370,8 @@ static void kill_orphan(const struct own *o)
   if (o->pid > 0 && o->pid_start && gs_proc_start(o->pid) == o->pid_start) {
     kill(-o->pid, SIGKILL);
     kill(o->pid, SIGKILL);
-    printf("autoscale: killed worker pid %d left on %s by an earlier serve\n", o->pid, o->uuid);
+    gs_log_info("serve", "autoscale: killed worker pid %d left on %s by an earlier serve", o->pid,
+                o->uuid);
   }
 }
 
@@ -419,15 +416,14 @@ static int adopt(struct gs_err *err, struct gs_scale *s)
     o->st = OWN_STARTING;
     if (!super_has(s, o->uuid, &o->w) && (rc = start_worker(err, s, o, dev.name)) != 0)
       break;
-    printf("autoscale: adopted GPU %u GI %u CI %u (%s), worker %zu\n", o->gpu, o->gi, o->ci,
-           o->uuid, o->w);
+    gs_log_info("serve", "autoscale: adopted GPU %u GI %u CI %u (%s), worker %zu", o->gpu, o->gi,
+                o->ci, o->uuid, o->w);
   }
   json_decref(root);
-  fflush(stdout);
   return rc ? rc : save(s, err);
 }
 
-int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
+int gs_scale_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out)
 {
   struct gs_scale *s = calloc(1, sizeof(*s));
@@ -454,10 +450,10 @@ int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale
   }
   s->t = *t;
   s->loop = loop;
-  gs_scale_policy_init(&s->pol, cfg, gs_loop_now_us());
+  gs_scale_policy_init(&s->pol, cfg, gs_net_loop_now_us());
   render_metrics(s);
   if ((rc = adopt(err, s)) != 0 ||
-      (!(s->timer = gs_loop_timer_add(loop, 0, on_tick, s)) &&
+      (!(s->timer = gs_net_loop_timer_add(loop, 0, on_tick, s)) &&
        (rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory for the autoscaler's timer")))) {
     gs_scale_free(s);
     return rc;
@@ -471,8 +467,8 @@ int gs_scale_default_state(struct gs_err *err, struct gs_backend *b, char **out)
   char dir[PATH_MAX];
   int n, rc;
   *out = NULL;
-  if (strcmp(b->ops->name, "emu") == 0)
-    n = asprintf(out, "%s.autoscale.json", gs_emu_state_path(b));
+  if (gs_backend_emulated(b))
+    n = asprintf(out, "%s.autoscale.json", gs_backend_state_base(b));
   else if ((rc = gs_file_state_dir(err, "--scale-state FILE", dir)) != 0)
     return rc;
   else
@@ -556,12 +552,11 @@ void gs_scale_free(struct gs_scale *s)
   if (!s)
     return;
   if (s->timer)
-    gs_loop_timer_del(s->loop, s->timer);
+    gs_net_loop_timer_del(s->loop, s->timer);
   for (size_t i = 0; i < s->nown; i++)
     destroy(s, &s->own[i]);
   if (s->nown) {
-    printf("autoscale: released %zu own instances\n", s->nown);
-    fflush(stdout);
+    gs_log_info("serve", "autoscale: released %zu own instances", s->nown);
     s->nown = 0;
     save(s, NULL);
   }

@@ -444,7 +444,7 @@ void gs_serve_pidfile_close(struct gs_serve_pidfile *pf)
 
 char *gs_serve_default_state_dir(struct gs_err *err, struct gs_backend *b)
 {
-  const char *emu = b ? gs_emu_state_path(b) : NULL;
+  const char *emu = gs_backend_state_base(b);
   char base[PATH_MAX], *dir = NULL;
   int n;
   if (emu)

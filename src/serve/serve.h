@@ -1,14 +1,12 @@
-/* serve.h: the serve layer's whole interface: an epoll event loop with timers
- * (gs_loop_), a small HTTP/1.1 server on it (gs_http_), and the emulated
- * KServe v2 worker that stands in for Triton on emulated GPUs (gs_serve_).
- * The worker supervisor (gs_super_) runs one process per slice on the same
- * loop; the load balancer (gs_proxy_) sits on the HTTP server and feeds
- * requests to the workers the supervisor reports ready; its admin API
- * (gs_proxy_admin_) has a listener of its own. gs_serve_file_ reads the
- * serve command's YAML file; gs_serve_pidfile_ keeps serve's pid file (the
- * workers a killed serve left); gs_serve_run puts supervisor, proxy, admin
- * API and autoscaler (gs_scale_) together for it, with the drain and the
- * SIGHUP device diff. Nothing here knows GPU geometry: callers pass a slice's SM count. */
+/* serve.h: the serve layer's whole interface: the worker supervisor
+ * (gs_super_) runs one process per slice on a net event loop; the load
+ * balancer (gs_proxy_) sits on net's HTTP server and feeds requests to the
+ * workers the supervisor reports ready; its admin API (gs_proxy_admin_) has
+ * a listener of its own. gs_serve_file_ reads the serve command's YAML file;
+ * gs_serve_pidfile_ keeps serve's pid file (the workers a killed serve
+ * left); gs_serve_run puts supervisor, proxy, admin API and autoscaler
+ * (gs_scale_) together for it, with the drain and the SIGHUP device diff.
+ * Nothing here knows GPU geometry: callers pass a slice's SM count. */
 #ifndef GS_SERVE_H
 #define GS_SERVE_H
 
@@ -17,207 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "net/net.h"
 #include "util/util.h"
-
-/* ---- event loop (Redis ae shape, STYLE.md 8) ---- */
-
-#define GS_LOOP_READABLE 1u
-#define GS_LOOP_WRITABLE 2u
-/* With READABLE, on a fd several loops watch (a listening socket shared by
- * threads): an event wakes one of them, not all (EPOLLEXCLUSIVE). Given when
- * the fd is first added; the fd then leaves the loop only whole. */
-#define GS_LOOP_EXCLUSIVE 4u
-/* A timer callback returns this to end the timer, or its next delay in µs. */
-#define GS_LOOP_TIMER_DONE (-1)
-
-struct gs_loop;
-/* mask: the GS_LOOP_* events that are ready and still wanted. */
-typedef void gs_loop_file_fn(struct gs_loop *loop, int fd, void *data, unsigned mask);
-typedef int64_t gs_loop_timer_fn(struct gs_loop *loop, uint64_t id, void *data);
-
-/* A loop for fds below setsize. On error NULL is stored and err filled. */
-int gs_loop_new(struct gs_err *err, int setsize, struct gs_loop **out);
-/* Closes fds still pending a deferred close; takes NULL. */
-void gs_loop_free(struct gs_loop *loop);
-/* Adds the events of mask to fd's interest; fn and data replace earlier ones. */
-int gs_loop_add(struct gs_err *err, struct gs_loop *loop, int fd, unsigned mask,
-                gs_loop_file_fn *fn, void *data);
-/* Removes the events of mask; with none left the fd leaves epoll. */
-void gs_loop_del(struct gs_loop *loop, int fd, unsigned mask);
-unsigned gs_loop_mask(const struct gs_loop *loop, int fd);
-/* Forgets fd and closes it at the end of this turn, so its number cannot be
- * reused (and its stale events fired at a newcomer) while a turn dispatches. */
-void gs_loop_close_fd(struct gs_loop *loop, int fd);
-
-/* A timer firing delay_us from now; returns its id (> 0) or 0 on no memory.
- * Timers due at the same moment fire in the order they were added. */
-uint64_t gs_loop_timer_add(struct gs_loop *loop, uint64_t delay_us, gs_loop_timer_fn *fn,
-                           void *data);
-/* Cancels a timer; 0 if it was pending, GS_E_NOT_FOUND if not. */
-int gs_loop_timer_del(struct gs_loop *loop, uint64_t id);
-size_t gs_loop_timer_count(const struct gs_loop *loop);
-
-/* Called before each wait for events (flush hook). */
-void gs_loop_set_before_sleep(struct gs_loop *loop, void (*fn)(struct gs_loop *, void *),
-                              void *data);
-/* One turn: waits at most timeout_ms (-1: until the next timer or event),
- * dispatches events then due timers; returns the events processed or a
- * negative code. */
-int gs_loop_run_once(struct gs_loop *loop, int timeout_ms);
-/* Turns until gs_loop_stop; 0 or a negative code. */
-int gs_loop_run(struct gs_loop *loop);
-void gs_loop_stop(struct gs_loop *loop);
-/* Monotonic clock in µs. */
-uint64_t gs_loop_now_us(void);
-
-/* ---- sockets ---- */
-
-int gs_serve_nonblock(struct gs_err *err, int fd);
-/* Listens on TCP "host:port" (":port" or "*:port" = every address, "[v6]:port";
- * port 0 = ephemeral), non-blocking; stores the fd and the bound port. */
-int gs_serve_listen(struct gs_err *err, const char *hostport, int backlog, int *fd,
-                    unsigned *port);
-
-/* ---- HTTP/1.1 server ---- */
-
-#define GS_HTTP_MAX_HEADERS 64
-
-struct gs_http_header {
-  const char *name, *value;
-  size_t name_len, value_len;
-};
-
-/* A parsed request; pointers are valid only during the handler call. */
-struct gs_http_request {
-  const char *method, *path;
-  size_t method_len, path_len;
-  int minor_version;
-  struct gs_http_header headers[GS_HTTP_MAX_HEADERS];
-  size_t nheaders;
-  const char *body;
-  size_t body_len;
-  bool body_follows; /* streaming server: a body comes through its body_fn */
-  bool keep_alive;
-};
-
-struct gs_http_limits {
-  size_t max_header;        /* request line + headers, bytes: more is 431 */
-  size_t max_body;          /* decoded body, bytes: more is 413 */
-  unsigned read_timeout_ms; /* from a request's first byte to its last (a connection's first
-                               request: from the accept), slowloris and silent connections */
-  unsigned idle_timeout_ms; /* keep-alive connection with nothing to read */
-  unsigned max_conns;       /* beyond it the oldest idle connection is closed to admit a new
-                               one, or the new one at once when none is idle */
-};
-/* 16 KiB headers, 64 MiB bodies, 10 s to send a request, 60 s idle, 1024 connections. */
-void gs_http_limits_default(struct gs_http_limits *l);
-
-struct gs_http_server;
-struct gs_http_conn;
-/* Called once per complete request, in arrival order; the handler answers
- * with gs_http_respond now or later (no other request of that connection is
- * handled until it does: pipelined requests wait, answered in order). */
-typedef void gs_http_handler_fn(void *ctx, struct gs_http_conn *conn,
-                                const struct gs_http_request *req);
-
-int gs_http_server_new(struct gs_err *err, struct gs_loop *loop, const struct gs_http_limits *l,
-                       gs_http_handler_fn *fn, void *ctx, struct gs_http_server **out);
-/* Serves connections accepted on a listening fd (the server closes it). */
-int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd);
-/* Closes every connection, answered or not; takes NULL. */
-void gs_http_server_free(struct gs_http_server *s);
-
-/* Streaming (the proxy): a request with a body reaches the handler once its
- * head is read (body_follows set, no body yet), and its body through body_fn
- * as it arrives, decoded from chunks, with the limits still applied: the
- * whole request within read_timeout_ms, the body within max_body. status:
- * GS_HTTP_BODY_MORE, GS_HTTP_BODY_END (the last bytes, maybe none), or the
- * HTTP status of a failure (400 malformed or cut short, 413 too large, 408
- * timed out or the client gone: then dead), which the handler answers (or
- * aborts the answer it started). user: what gs_http_bind set, NULL before.
- * Answering before the body's end reads and drops the rest and closes after
- * the answer. drain_fn is called when a streamed answer's buffered bytes are
- * all sent. Set before the first connection. */
-#define GS_HTTP_BODY_MORE 0
-#define GS_HTTP_BODY_END 1
-typedef void gs_http_body_fn(void *user, struct gs_http_conn *conn, const char *data, size_t len,
-                             int status);
-typedef void gs_http_drain_fn(void *user, struct gs_http_conn *conn);
-/* Optional (NULL: none): where the next bytes of a Content-Length body may be
- * read straight to, saving a copy from the connection's buffer; want: the
- * body bytes still to come, at most GS_HTTP_BODY_READ_MAX. Returns the space
- * and its size in *room (>0), or NULL to have them read as usual. The bytes
- * read there then reach body_fn with data pointing at that space. */
-#define GS_HTTP_BODY_READ_MAX (256u << 10)
-typedef char *gs_http_body_buf_fn(void *user, struct gs_http_conn *conn, size_t want,
-                                  size_t *room);
-void gs_http_server_stream(struct gs_http_server *s, gs_http_body_fn *body_fn,
-                           gs_http_drain_fn *drain_fn, gs_http_body_buf_fn *buf_fn);
-void gs_http_bind(struct gs_http_conn *conn, void *user);
-/* Stops (true) or resumes reading the connection: backpressure. An answer's
- * end resumes it. */
-void gs_http_pause(struct gs_http_conn *conn, bool paused);
-/* An answer in pieces: the head now, len its Content-Length or -1 (chunked,
- * or to the close for an HTTP/1.0 client); data appends body bytes and
- * returns the bytes still queued unsent (0 when the client is gone: the
- * caller may stop reading its source above a mark of its own, and resume at
- * drain_fn); end completes it (and frees a dead connection); abort closes the
- * connection at once (an answer that cannot be completed), never from
- * inside body_fn. */
-void gs_http_respond_start(struct gs_http_conn *conn, int status, const char *content_type,
-                           const char *extra, int64_t len);
-size_t gs_http_respond_data(struct gs_http_conn *conn, const void *data, size_t len);
-void gs_http_respond_end(struct gs_http_conn *conn);
-void gs_http_respond_abort(struct gs_http_conn *conn);
-unsigned gs_http_server_conns(const struct gs_http_server *s);
-
-/* Answers the connection's current request with Content-Length framing.
- * extra: preformatted header lines ("Name: value\r\n"...) or NULL. If the
- * client went away meanwhile, the answer is dropped and the connection freed. */
-void gs_http_respond(struct gs_http_conn *conn, int status, const char *content_type,
-                     const char *extra, const void *body, size_t len);
-/* An error answer as KServe has it: {"error": "<msg>"}. */
-void gs_http_respond_error(struct gs_http_conn *conn, int status, const char *fmt, ...)
-    GS_PRINTF(3, 4);
-/* Case-insensitive header lookup; NULL when absent. */
-const struct gs_http_header *gs_http_header_find(const struct gs_http_request *req,
-                                                 const char *name);
-const char *gs_http_reason(int status);
-
-/* ---- emulated KServe v2 worker ---- */
-
-struct gs_serve_worker_config {
-  const char *const *models; /* names; NULL-terminated; NULL = every model */
-  unsigned sms;              /* SMs of the slice this worker models */
-  unsigned full_sms;         /* SMs of the whole GPU (the calibration point) */
-  const char *slice_name;    /* for metadata and logs: "1g.5gb", "full GPU", "14 SMs" */
-  unsigned share;            /* N workers time-slicing one GPU without MIG (1 = alone) */
-  bool instant;              /* answer at once, no modelled time (fuzzing) */
-  unsigned time_scale;       /* every modelled time times this (0, 1: as modelled) */
-};
-
-/* The names of every emulated model, NULL-terminated. */
-const char *const *gs_serve_model_names(void);
-/* Modelled compute time of one batch-1 request of a model, in µs. */
-int gs_serve_model_time_us(struct gs_err *err, const char *model, unsigned sms, unsigned full_sms,
-                           unsigned share, uint64_t *us);
-
-struct gs_serve_worker;
-int gs_serve_worker_new(struct gs_err *err, const struct gs_serve_worker_config *cfg,
-                        struct gs_serve_worker **out);
-void gs_serve_worker_free(struct gs_serve_worker *w);
-/* The HTTP handler of the worker (ctx = the worker); needs a loop for its
- * compute timers, given by gs_serve_worker_attach. */
-void gs_serve_worker_attach(struct gs_serve_worker *w, struct gs_loop *loop);
-void gs_serve_worker_handle(void *ctx, struct gs_http_conn *conn,
-                            const struct gs_http_request *req);
-/* Also serves KServe v2 gRPC (inference.GRPCInferenceService, h2c; see
- * docs/grpc.md) on listening fd, which gs_serve_worker_run then owns. */
-void gs_serve_worker_grpc_fd(struct gs_serve_worker *w, int fd);
-/* Serves on listen_fd until SIGTERM or SIGINT; SIGUSR1 toggles its ready
- * answer between 200 and 503 (a live but unready worker). 0 or a negative code. */
-int gs_serve_worker_run(struct gs_err *err, struct gs_serve_worker *w, int listen_fd,
-                        const struct gs_http_limits *limits);
 
 /* ---- worker supervisor (docs/supervisor.md) ---- */
 
@@ -283,7 +82,7 @@ struct gs_super_info {
   int last_status;            /* wait status of the last exit (WIFEXITED...), -1: none */
   int spawn_errno;            /* the last start's failure (e.g. ENOENT), 0: none */
   uint64_t backoff_ms;        /* in BACKOFF: the delay of the pending restart */
-  uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_loop_now_us clock) */
+  uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_net_loop_now_us clock) */
   uint64_t ready_since_us;    /* in READY: since when */
   const char *uuid, *profile; /* the slot's, valid while the supervisor lives */
   bool retired;               /* gs_super_retire was called: never restarted */
@@ -295,7 +94,7 @@ const char *gs_super_state_name(enum gs_super_state st);
 void gs_super_config_defaults(struct gs_super_config *cfg);
 /* A supervisor on loop for cfg's slots; copies what cfg points to, so the
  * caller may free it afterwards. Starts nothing (gs_super_start does). */
-int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super_config *cfg,
+int gs_super_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_super_config *cfg,
                  struct gs_super **out);
 /* Blocks SIGCHLD in the calling thread (a multi-threaded program blocks it in
  * every thread before creating them), watches it with a signalfd on the loop,
@@ -362,7 +161,7 @@ struct gs_proxy_config {
 
 struct gs_proxy;
 /* A load balancer on loop; serves once given a listening fd. */
-int gs_proxy_new(struct gs_err *err, struct gs_loop *loop, const struct gs_proxy_config *cfg,
+int gs_proxy_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_proxy_config *cfg,
                  struct gs_proxy **out);
 /* Accepts clients on a listening fd (the proxy closes it). */
 int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd);
@@ -419,7 +218,7 @@ void gs_proxy_free(struct gs_proxy *p);
  * (which it then owns), each call balanced over the pool of p to the gRPC
  * port super reports for the picked worker. Free it before p. */
 struct gs_proxy_grpc;
-int gs_proxy_grpc_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+int gs_proxy_grpc_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
                       const struct gs_super *super, int fd, struct gs_proxy_grpc **out);
 void gs_proxy_grpc_free(struct gs_proxy_grpc *g);
 /* Drain: no new connection, GOAWAY on each (calls under way finish). Takes NULL. */
@@ -458,7 +257,7 @@ void gs_serve_file_free(struct gs_serve_file *f);
  * <token>"; without one, the caller must have bound fd to a loopback address
  * (gs_proxy_admin_check_bind). super may be NULL (no process columns). */
 struct gs_proxy_admin_server;
-int gs_proxy_admin_new(struct gs_err *err, struct gs_loop *loop, struct gs_proxy *p,
+int gs_proxy_admin_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
                        const struct gs_super *super, const char *token, int fd,
                        struct gs_proxy_admin_server **out);
 void gs_proxy_admin_free(struct gs_proxy_admin_server *a);
@@ -552,7 +351,7 @@ struct gs_scale_target {
 /* Adopts the instances the state file lists that still exist (killing the
  * worker processes a killed serve left on them), forgets the others, and
  * starts ticking. The supervisor must exist (started or not). */
-int gs_scale_new(struct gs_err *err, struct gs_loop *loop, const struct gs_scale_config *cfg,
+int gs_scale_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_scale_config *cfg,
                  const struct gs_scale_target *t, struct gs_scale **out);
 /* The default state file for a backend: beside the emulator's state file,
  * else autoscale.json in gs_file_state_dir, whose directory is created;

@@ -17,7 +17,7 @@
 
 struct server {
   const struct gs_serve_config *cfg;
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy *proxy;
   struct gs_super *super;
   struct gs_proxy_admin_server *admin;
@@ -58,7 +58,7 @@ static void tell_workers(struct server *sv, bool ready)
 }
 
 /* Runs on the loop: a loop stuck in a callback stops telling. */
-static int64_t on_alive(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_alive(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct server *sv = data;
   (void)loop;
@@ -74,20 +74,17 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
   if (gs_super_info(s, w, &info) != 0)
     return;
   gs_proxy_worker_set(sv->proxy, w, info.port, ready);
-  printf("worker %zu (%s %s, port %u) %s the pool (%s)\n", w, info.profile, info.uuid,
-         info.port, ready ? "joined" : "left",
-         gs_super_state_name(info.state));
-  fflush(stdout);
+  gs_log_info("serve", "worker %zu (%s %s, port %u) %s the pool (%s)", w, info.profile,
+              info.uuid, info.port, ready ? "joined" : "left", gs_super_state_name(info.state));
   tell_workers(sv, ready);
 }
 
 static void on_eject(void *ctx, size_t w, bool ejected)
 {
   (void)ctx;
-  printf("worker %zu %s\n", w,
-         ejected ? "ejected from the pool after consecutive failures"
-                 : "back in the pool after its ejection");
-  fflush(stdout);
+  gs_log_info("serve", "worker %zu %s", w,
+              ejected ? "ejected from the pool after consecutive failures"
+                      : "back in the pool after its ejection");
 }
 
 /* ---- the autoscaler's wiring ---- */
@@ -118,9 +115,9 @@ static int start_scale(struct gs_err *err, struct server *sv)
   if (!rc && sv->admin)
     gs_proxy_admin_set_scale(sv->admin, sv->scale);
   if (!rc)
-    printf("autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s\n",
-           cfg->scale.percentile, (double)cfg->scale.budget_us / 1e3, cfg->scale.min_slices,
-           cfg->scale.max_slices ? cfg->scale.max_slices : 7, t.profile, t.state_path);
+    gs_log_info("serve", "autoscale: p%g budget %.1fms, %u..%u slices of %s, state in %s",
+                cfg->scale.percentile, (double)cfg->scale.budget_us / 1e3, cfg->scale.min_slices,
+                cfg->scale.max_slices ? cfg->scale.max_slices : 7, t.profile, t.state_path);
   free(state);
   return rc;
 }
@@ -129,7 +126,7 @@ static int start_scale(struct gs_err *err, struct server *sv)
 
 /* Workers drained for a reload are retired once idle, or when the drain
  * timeout has passed. */
-static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_retire_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct server *sv = data;
   bool left = false;
@@ -139,19 +136,18 @@ static int64_t on_retire_tick(struct gs_loop *loop, uint64_t id, void *data)
     struct gs_proxy_worker_stats st;
     if (!sv->retiring[w] || gs_proxy_worker_stats(sv->proxy, w, &st) != 0)
       continue;
-    if (st.inflight && gs_loop_now_us() < sv->retire_until) {
+    if (st.inflight && gs_net_loop_now_us() < sv->retire_until) {
       left = true;
       continue;
     }
     sv->retiring[w] = false;
     gs_super_retire(sv->super, w);
-    printf("worker %zu retired: its device is gone\n", w);
+    gs_log_info("serve", "worker %zu retired: its device is gone", w);
   }
-  fflush(stdout);
   if (left)
     return 20000;
   sv->retire_timer = 0;
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 static bool has_device(const struct gs_mig_device *devs, int n, const char *uuid)
@@ -214,19 +210,19 @@ static void reload_devices(struct server *sv, const struct gs_mig_device *devs, 
       size_t w, pw;
       if (gs_proxy_add_worker(sv->proxy, &pw) != 0 ||
           gs_super_add(&err, sv->super, &slot, &w) != 0 || w != pw) {
-        fprintf(stderr, "gpuslice serve: reload: cannot add a worker for %s: %s\n",
-                devs[k].uuid, err.msg[0] ? err.msg : "out of memory");
+        gs_log_warn("serve", "reload: cannot add a worker for %s: %s", devs[k].uuid,
+                    err.msg[0] ? err.msg : "out of memory");
         break;
       }
       added++;
     }
   }
   grow_retiring(sv);
-  printf("reload: %d MIG devices, %u workers added, %u devices gone\n", n, added, gone);
-  fflush(stdout);
-  sv->retire_until = gs_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
+  gs_log_info("serve", "reload: %d MIG devices, %u workers added, %u devices gone", n, added,
+              gone);
+  sv->retire_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
   if (gone && !sv->retire_timer)
-    sv->retire_timer = gs_loop_timer_add(sv->loop, 0, on_retire_tick, sv);
+    sv->retire_timer = gs_net_loop_timer_add(sv->loop, 0, on_retire_tick, sv);
 }
 
 static void reload(struct server *sv)
@@ -235,8 +231,7 @@ static void reload(struct server *sv)
       calloc((size_t)GS_BACKEND_MAX_GPUS * GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs));
   int n = devs ? sv->cfg->on_reload(sv->cfg->ctx, sv->proxy, devs) : -1;
   if (n < 0)
-    fprintf(stderr, "gpuslice serve: reload: cannot list the MIG devices; they stay as they "
-                    "were\n");
+    gs_log_warn("serve", "reload: cannot list the MIG devices; they stay as they were");
   else
     reload_devices(sv, devs, n);
   free(devs);
@@ -246,21 +241,21 @@ static void reload(struct server *sv)
 
 /* Drain: once nothing is under way (or the bound passed), stop the workers,
  * then the loop once they are reaped. */
-static int64_t on_drain_tick(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_drain_tick(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct server *sv = data;
   (void)id;
   if ((gs_proxy_inflight(sv->proxy) || gs_proxy_grpc_inflight(sv->grpc)) &&
-      gs_loop_now_us() < sv->drain_until)
+      gs_net_loop_now_us() < sv->drain_until)
     return 20000;
   gs_super_stop(sv->super);
   if (!gs_super_stopped(sv->super))
     return 20000;
-  gs_loop_stop(loop);
-  return GS_LOOP_TIMER_DONE;
+  gs_net_loop_stop(loop);
+  return GS_NET_TIMER_DONE;
 }
 
-static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_signal(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct server *sv = data;
   struct signalfd_siginfo si;
@@ -276,12 +271,12 @@ static void on_signal(struct gs_loop *loop, int fd, void *data, unsigned mask)
   }
   sv->draining = true;
   tell(sv, GS_SERVE_STOPPING);
-  sv->drain_until = gs_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
-  fprintf(stderr, "gpuslice serve: %s: draining (%zu requests under way)\n",
-          strsignal((int)si.ssi_signo), gs_proxy_inflight(sv->proxy));
+  sv->drain_until = gs_net_loop_now_us() + (uint64_t)sv->cfg->drain_ms * 1000;
+  gs_log_notice("serve", "%s: draining (%zu requests under way)", strsignal((int)si.ssi_signo),
+                gs_proxy_inflight(sv->proxy));
   gs_proxy_drain(sv->proxy);
   gs_proxy_grpc_drain(sv->grpc);
-  gs_loop_timer_add(loop, 0, on_drain_tick, sv);
+  gs_net_loop_timer_add(loop, 0, on_drain_tick, sv);
 }
 
 /* Client connections, upstream ones and workers' pipes need fds: the soft
@@ -297,10 +292,11 @@ static void raise_nofile(void)
 
 /* ---- putting it together ---- */
 
-/* "HOST:PORT" printed with the bound port. */
-static void print_listen(const char *what, const char *hostport, unsigned port)
+/* "what HOST:PORT" with the bound port. */
+static void say_listen(const char *what, const char *hostport, unsigned port, const char *more)
 {
-  printf("%s %.*s:%u", what, (int)(strrchr(hostport, ':') - hostport), hostport, port);
+  gs_log_info("serve", "%s %.*s:%u%s", what, (int)(strrchr(hostport, ':') - hostport), hostport,
+              port, more);
 }
 
 /* The listeners: the proxy's, gRPC's and the admin API's; 0 or an error. */
@@ -308,17 +304,17 @@ static int listen_all(struct gs_err *err, struct server *sv, unsigned ports[3])
 {
   const struct gs_serve_config *cfg = sv->cfg;
   int lfd = -1, rc;
-  if ((rc = gs_serve_listen(err, cfg->listen, 4096, &lfd, &ports[0])) != 0 ||
+  if ((rc = gs_net_listen(err, cfg->listen, 4096, &lfd, &ports[0])) != 0 ||
       (rc = gs_proxy_listen_fd(err, sv->proxy, lfd)) != 0)
     goto out;
   lfd = -1; /* the proxy's now */
   if (cfg->grpc_listen &&
-      ((rc = gs_serve_listen(err, cfg->grpc_listen, 4096, &lfd, &ports[1])) != 0 ||
+      ((rc = gs_net_listen(err, cfg->grpc_listen, 4096, &lfd, &ports[1])) != 0 ||
        (rc = gs_proxy_grpc_new(err, sv->loop, sv->proxy, sv->super, lfd, &sv->grpc)) != 0))
     goto out;
   lfd = -1;
   if (cfg->admin_listen &&
-      ((rc = gs_serve_listen(err, cfg->admin_listen, 64, &lfd, &ports[2])) != 0 ||
+      ((rc = gs_net_listen(err, cfg->admin_listen, 64, &lfd, &ports[2])) != 0 ||
        (rc = gs_proxy_admin_new(err, sv->loop, sv->proxy, sv->super, cfg->admin_token, lfd,
                                 &sv->admin)) != 0))
     goto out;
@@ -329,19 +325,15 @@ out:
   return rc;
 }
 
-static void print_banner(const struct server *sv, const unsigned ports[3])
+static void say_banner(const struct server *sv, const unsigned ports[3])
 {
-  print_listen("listening on", sv->cfg->listen, ports[0]);
-  printf(", %zu workers starting\n", sv->cfg->super.nslots);
-  if (sv->grpc) {
-    print_listen("grpc on", sv->cfg->grpc_listen, ports[1]);
-    putchar('\n');
-  }
-  if (sv->admin) {
-    print_listen("admin on", sv->cfg->admin_listen, ports[2]);
-    putchar('\n');
-  }
-  fflush(stdout);
+  char workers[48];
+  snprintf(workers, sizeof(workers), ", %zu workers starting", sv->cfg->super.nslots);
+  say_listen("listening on", sv->cfg->listen, ports[0], workers);
+  if (sv->grpc)
+    say_listen("grpc on", sv->cfg->grpc_listen, ports[1], "");
+  if (sv->admin)
+    say_listen("admin on", sv->cfg->admin_listen, ports[2], "");
 }
 
 /* The pid file, first: a live serve of the same state is refused before
@@ -358,8 +350,8 @@ static int take_pidfile(struct gs_err *err, struct server *sv)
   if ((rc = gs_serve_pidfile_open(err, sv->cfg->state_dir, d.grace_ms, &sv->pidfile, &ended)) != 0)
     return rc;
   if (ended)
-    fprintf(stderr, "gpuslice serve: ended %zu workers an earlier serve left running (%s/serve.pid)\n",
-            ended, sv->cfg->state_dir);
+    gs_log_notice("serve", "ended %zu workers an earlier serve left running (%s/serve.pid)",
+                  ended, sv->cfg->state_dir);
   return 0;
 }
 
@@ -379,7 +371,7 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
   pc.on_eject = on_eject;
   pc.metrics_more = scale_metrics;
   pc.ctx = sv;
-  if ((rc = gs_loop_new(err, GS_SERVE_LOOP_FDS, &sv->loop)) != 0 ||
+  if ((rc = gs_net_loop_new(err, GS_SERVE_LOOP_FDS, &sv->loop)) != 0 ||
       (rc = gs_super_new(err, sv->loop, &scfg, &sv->super)) != 0)
     return rc;
   pc.super = sv->super;
@@ -388,16 +380,16 @@ static int start_and_run(struct gs_err *err, struct server *sv, const sigset_t *
     return rc;
   if ((*sfd = signalfd(-1, sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
     return gs_err_set(err, GS_E_IO, "signalfd: cannot watch SIGTERM, SIGINT and SIGHUP");
-  if ((rc = gs_loop_add(err, sv->loop, *sfd, GS_LOOP_READABLE, on_signal, sv)) != 0 ||
+  if ((rc = gs_net_loop_add(err, sv->loop, *sfd, GS_NET_READABLE, on_signal, sv)) != 0 ||
       (rc = gs_super_start(err, sv->super)) != 0 || (rc = start_scale(err, sv)) != 0)
     return rc;
   if (sv->cfg->alive_every_us && sv->cfg->on_life &&
-      !gs_loop_timer_add(sv->loop, sv->cfg->alive_every_us, on_alive, sv))
+      !gs_net_loop_timer_add(sv->loop, sv->cfg->alive_every_us, on_alive, sv))
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory for the watchdog's timer");
-  print_banner(sv, ports);
-  rc = gs_loop_run(sv->loop);
+  say_banner(sv, ports);
+  rc = gs_net_loop_run(sv->loop);
   if (rc == 0)
-    fprintf(stderr, "gpuslice serve: stopped\n");
+    gs_log_notice("serve", "stopped");
   return rc;
 }
 
@@ -421,8 +413,8 @@ int gs_serve_run(struct gs_err *err, const struct gs_serve_config *cfg)
   gs_scale_free(sv.scale); /* its workers are reaped: its instances go */
   gs_serve_pidfile_close(sv.pidfile); /* no worker left to record */
   if (sfd >= 0)
-    gs_loop_close_fd(sv.loop, sfd);
-  gs_loop_free(sv.loop);
+    gs_net_loop_close_fd(sv.loop, sfd);
+  gs_net_loop_free(sv.loop);
   sigprocmask(SIG_SETMASK, &old, NULL);
   free(sv.retiring);
   return rc;

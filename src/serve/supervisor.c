@@ -26,7 +26,7 @@
 extern char **environ;
 
 #define PROBE_REQ_SIZE 512
-#define PROBE_BUF_SIZE 64
+#define PROBE_BUF_SIZE 4096 /* a probe answer's head larger is a failure */
 #define READY_PATH_MAX 256
 
 struct probe {
@@ -36,6 +36,7 @@ struct probe {
   size_t reqlen, sent;
   char buf[PROBE_BUF_SIZE];
   size_t nbuf;
+  struct gs_http_resp resp;
 };
 
 struct worker {
@@ -55,7 +56,7 @@ struct worker {
 };
 
 struct gs_super {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_super_config cfg; /* pointers below are our own copies */
   char **argv;
   char *log_dir, *ready_path, *claims_dir;
@@ -167,7 +168,7 @@ static bool add_worker(struct gs_super *s, const struct gs_super_slot *slot)
   return true;
 }
 
-int gs_super_new(struct gs_err *err, struct gs_loop *loop, const struct gs_super_config *cfg,
+int gs_super_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_super_config *cfg,
                  struct gs_super **out)
 {
   struct gs_super *s;
@@ -217,7 +218,7 @@ static void set_state(struct worker *w, enum gs_super_state st)
   enum gs_super_state old = w->info.state;
   w->info.state = st;
   if (st == GS_SUPER_READY && old != GS_SUPER_READY) {
-    w->info.ready_since_us = gs_loop_now_us();
+    w->info.ready_since_us = gs_net_loop_now_us();
     notify(w, true);
   } else if (old == GS_SUPER_READY && st != GS_SUPER_READY) {
     w->info.ready_since_us = 0;
@@ -228,7 +229,7 @@ static void set_state(struct worker *w, enum gs_super_state st)
 static void cancel_timer(struct gs_super *s, uint64_t *id)
 {
   if (*id)
-    gs_loop_timer_del(s->loop, *id);
+    gs_net_loop_timer_del(s->loop, *id);
   *id = 0;
 }
 
@@ -236,7 +237,7 @@ static void cancel_timer(struct gs_super *s, uint64_t *id)
 /* Worker logs live in a directory the user named, so its owner and mode are
  * theirs to choose; but no link there is followed and no FIFO waited on
  * (serve may run as root). */
-#define GS_LOG_OPEN (GS_FILE_PUBLIC | GS_FILE_WRITE | GS_FILE_CREATE | GS_FILE_APPEND)
+#define WORKER_LOG_FLAGS (GS_FILE_PUBLIC | GS_FILE_WRITE | GS_FILE_CREATE | GS_FILE_APPEND)
 
 static void log_line(const struct worker *w, const char *fmt, ...) GS_PRINTF(2, 3);
 static void log_line(const struct worker *w, const char *fmt, ...)
@@ -250,7 +251,7 @@ static void log_line(const struct worker *w, const char *fmt, ...)
   if (!w->s->log_dir)
     return;
   snprintf(path, sizeof(path), "%s/worker-%zu.log", w->s->log_dir, w->w);
-  if (gs_file_open_private(NULL, path, GS_LOG_OPEN, &fd, NULL) != 0 || !(f = fdopen(fd, "a"))) {
+  if (gs_file_open_private(NULL, path, WORKER_LOG_FLAGS, &fd, NULL) != 0 || !(f = fdopen(fd, "a"))) {
     if (fd >= 0)
       close(fd);
     return;
@@ -405,7 +406,7 @@ static int open_log(const struct worker *w)
   if (!w->s->log_dir)
     return -1;
   snprintf(path, sizeof(path), "%s/worker-%zu.log", w->s->log_dir, w->w);
-  gs_file_open_private(NULL, path, GS_LOG_OPEN, &fd, NULL);
+  gs_file_open_private(NULL, path, WORKER_LOG_FLAGS, &fd, NULL);
   return fd;
 }
 
@@ -495,7 +496,7 @@ static int spawn(char **argv, char **envp, int logfd, pid_t *pid)
   return rc;
 }
 
-static int64_t on_probe_timer(struct gs_loop *loop, uint64_t id, void *data);
+static int64_t on_probe_timer(struct gs_net_loop *loop, uint64_t id, void *data);
 static void enter_backoff(struct worker *w);
 
 /* The device's claim in the jobs ledger, taken at the worker's first start
@@ -556,11 +557,11 @@ static void start_worker(struct worker *w)
   w->info.pid = pid;
   gs_serve_pidfile_set(w->s->cfg.pidfile, w->w, pid);
   set_state(w, GS_SUPER_STARTING);
-  w->probe_timer = gs_loop_timer_add(w->s->loop, w->s->cfg.probe_interval_ms * 1000ull,
-                                     on_probe_timer, w);
+  w->probe_timer =
+      gs_net_loop_timer_add(w->s->loop, w->s->cfg.probe_interval_ms * 1000ull, on_probe_timer, w);
 }
 
-static int64_t on_restart(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_restart(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   (void)loop;
@@ -568,7 +569,7 @@ static int64_t on_restart(struct gs_loop *loop, uint64_t id, void *data)
   w->restart_timer = 0;
   w->info.restarts++;
   start_worker(w);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 /* Schedules the restart: the delay doubles per exit up to the cap, and starts
@@ -576,7 +577,7 @@ static int64_t on_restart(struct gs_loop *loop, uint64_t id, void *data)
 static void enter_backoff(struct worker *w)
 {
   const struct gs_super_config *c = &w->s->cfg;
-  uint64_t now = gs_loop_now_us();
+  uint64_t now = gs_net_loop_now_us();
   if (w->info.state == GS_SUPER_READY &&
       now - w->info.ready_since_us >= c->backoff_reset_ms * 1000ull)
     w->next_backoff_ms = c->backoff_min_ms;
@@ -584,18 +585,18 @@ static void enter_backoff(struct worker *w)
   w->info.next_start_us = now + w->info.backoff_ms * 1000;
   w->next_backoff_ms = w->next_backoff_ms * 2 > c->backoff_max_ms ? c->backoff_max_ms
                                                                    : w->next_backoff_ms * 2;
-  w->restart_timer = gs_loop_timer_add(w->s->loop, w->info.backoff_ms * 1000, on_restart, w);
+  w->restart_timer = gs_net_loop_timer_add(w->s->loop, w->info.backoff_ms * 1000, on_restart, w);
   /* Last: the callback it may fire can call gs_super_stop, which cancels the
    * timer just set and makes the worker STOPPED. */
   set_state(w, GS_SUPER_BACKOFF);
 }
 
-/* ---- readiness probes: a tiny non-blocking HTTP/1.1 client ---- */
+/* ---- readiness probes: a GET, its answer read by net's response reader ---- */
 
 static void probe_end(struct worker *w)
 {
   if (w->probe.fd >= 0)
-    gs_loop_close_fd(w->s->loop, w->probe.fd);
+    gs_net_loop_close_fd(w->s->loop, w->probe.fd);
   w->probe.fd = -1;
   cancel_timer(w->s, &w->probe.timeout);
 }
@@ -611,31 +612,26 @@ static void probe_result(struct worker *w, bool ok)
   }
 }
 
-/* True once the status line is complete; ok = it says 200. */
-static bool status_line(const struct probe *p, bool *ok)
-{
-  const char *eol = memchr(p->buf, '\n', p->nbuf);
-  if (!eol)
-    return false;
-  *ok = p->nbuf > 12 && !memcmp(p->buf, "HTTP/1.", 7) && !memcmp(p->buf + 8, " 200", 4) &&
-        (p->buf[12] == ' ' || p->buf[12] == '\r');
-  return true;
-}
-
+/* The answer's head, read by net's response reader (its rules): ready when
+ * it says 200; a malformed head, or none before the close, is a failure. */
 static void probe_read(struct worker *w)
 {
   struct probe *p = &w->probe;
-  bool ok = false;
-  ssize_t n = read(p->fd, p->buf + p->nbuf, sizeof(p->buf) - 1 - p->nbuf);
+  ssize_t n = read(p->fd, p->buf + p->nbuf, sizeof(p->buf) - p->nbuf);
+  int rc;
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return;
-  if (n > 0)
-    p->nbuf += (size_t)n;
-  if (status_line(p, &ok) || n <= 0 || p->nbuf == sizeof(p->buf) - 1)
-    probe_result(w, ok);
+  if (n <= 0) {
+    probe_result(w, false);
+    return;
+  }
+  p->nbuf += (size_t)n;
+  rc = gs_http_resp_head(&p->resp, p->buf, &p->nbuf, sizeof(p->buf));
+  if (rc != GS_HTTP_RESP_MORE)
+    probe_result(w, rc == GS_HTTP_RESP_DONE && p->resp.status == 200);
 }
 
-static void on_probe_io(struct gs_loop *loop, int fd, void *data, unsigned mask);
+static void on_probe_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 static void probe_write(struct worker *w)
 {
@@ -655,32 +651,32 @@ static void probe_write(struct worker *w)
     return;
   }
   if ((p->sent += (size_t)n) == p->reqlen) {
-    gs_loop_del(w->s->loop, p->fd, GS_LOOP_WRITABLE);
-    if (gs_loop_add(NULL, w->s->loop, p->fd, GS_LOOP_READABLE, on_probe_io, w) != 0)
+    gs_net_loop_del(w->s->loop, p->fd, GS_NET_WRITABLE);
+    if (gs_net_loop_add(NULL, w->s->loop, p->fd, GS_NET_READABLE, on_probe_io, w) != 0)
       probe_result(w, false);
   }
 }
 
-static void on_probe_io(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_probe_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct worker *w = data;
   (void)loop;
   if (fd != w->probe.fd)
     return;
-  if (mask & GS_LOOP_WRITABLE && w->probe.sent < w->probe.reqlen)
+  if (mask & GS_NET_WRITABLE && w->probe.sent < w->probe.reqlen)
     probe_write(w);
-  else if (mask & GS_LOOP_READABLE)
+  else if (mask & GS_NET_READABLE)
     probe_read(w);
 }
 
-static int64_t on_probe_timeout(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_probe_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   (void)loop;
   (void)id;
   w->probe.timeout = 0;
   probe_result(w, false);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 static void probe_start(struct worker *w)
@@ -695,20 +691,21 @@ static void probe_start(struct worker *w)
   }
   p->fd = fd;
   p->sent = p->nbuf = 0;
+  gs_http_resp_init(&p->resp, false);
   p->reqlen = (size_t)snprintf(p->req, sizeof(p->req),
                                "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n\r\n",
                                w->s->ready_path, w->info.port);
   if ((connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) ||
-      gs_loop_add(NULL, w->s->loop, fd, GS_LOOP_WRITABLE, on_probe_io, w) != 0 ||
-      !(p->timeout = gs_loop_timer_add(w->s->loop, w->s->cfg.probe_timeout_ms * 1000ull,
-                                       on_probe_timeout, w))) {
+      gs_net_loop_add(NULL, w->s->loop, fd, GS_NET_WRITABLE, on_probe_io, w) != 0 ||
+      !(p->timeout = gs_net_loop_timer_add(w->s->loop, w->s->cfg.probe_timeout_ms * 1000ull,
+                                           on_probe_timeout, w))) {
     probe_result(w, false);
     return;
   }
 }
 
 /* Every probe interval, one probe unless the last one is still running. */
-static int64_t on_probe_timer(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_probe_timer(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   (void)loop;
@@ -764,7 +761,7 @@ static void reap(struct gs_super *s)
   }
 }
 
-static void on_sigchld(struct gs_loop *loop, int fd, void *data, unsigned mask)
+static void on_sigchld(struct gs_net_loop *loop, int fd, void *data, unsigned mask)
 {
   struct signalfd_siginfo si[8];
   (void)loop;
@@ -790,7 +787,7 @@ int gs_super_start(struct gs_err *err, struct gs_super *s)
   s->started = true;
   if ((s->sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
     return gs_err_set(err, GS_E_IO, "signalfd for SIGCHLD: %s", strerror(errno));
-  if ((rc = gs_loop_add(err, s->loop, s->sigfd, GS_LOOP_READABLE, on_sigchld, s)) != 0)
+  if ((rc = gs_net_loop_add(err, s->loop, s->sigfd, GS_NET_READABLE, on_sigchld, s)) != 0)
     return rc;
   for (size_t i = 0; i < s->n; i++)
     start_worker(s->workers[i]);
@@ -806,14 +803,14 @@ static void kill_groups(struct gs_super *s, int sig)
       kill(-s->workers[i]->info.pid, sig);
 }
 
-static int64_t on_grace_over(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_grace_over(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs_super *s = data;
   (void)loop;
   (void)id;
   s->kill_timer = 0;
   kill_groups(s, SIGKILL);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 void gs_super_stop(struct gs_super *s)
@@ -834,10 +831,10 @@ void gs_super_stop(struct gs_super *s)
   }
   kill_groups(s, SIGTERM);
   if (!all_stopped(s))
-    s->kill_timer = gs_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_grace_over, s);
+    s->kill_timer = gs_net_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_grace_over, s);
 }
 
-static int64_t on_retire_grace_over(struct gs_loop *loop, uint64_t id, void *data)
+static int64_t on_retire_grace_over(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct worker *w = data;
   (void)loop;
@@ -845,7 +842,7 @@ static int64_t on_retire_grace_over(struct gs_loop *loop, uint64_t id, void *dat
   w->kill_timer = 0;
   if (w->info.pid > 0)
     kill(-w->info.pid, SIGKILL);
-  return GS_LOOP_TIMER_DONE;
+  return GS_NET_TIMER_DONE;
 }
 
 void gs_super_retire(struct gs_super *s, size_t i)
@@ -866,7 +863,8 @@ void gs_super_retire(struct gs_super *s, size_t i)
   if (w->info.state == GS_SUPER_READY)
     set_state(w, GS_SUPER_UNREADY);
   kill(-w->info.pid, SIGTERM);
-  w->kill_timer = gs_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_retire_grace_over, w);
+  w->kill_timer =
+      gs_net_loop_timer_add(s->loop, s->cfg.grace_ms * 1000ull, on_retire_grace_over, w);
 }
 
 int gs_super_add(struct gs_err *err, struct gs_super *s, const struct gs_super_slot *slot,
@@ -935,7 +933,7 @@ void gs_super_free(struct gs_super *s)
     free_worker(s, s->workers[i]);
   cancel_timer(s, &s->kill_timer);
   if (s->sigfd >= 0)
-    gs_loop_close_fd(s->loop, s->sigfd);
+    gs_net_loop_close_fd(s->loop, s->sigfd);
   if (s->started)
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
   free_strv(s->argv);

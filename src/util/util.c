@@ -58,92 +58,20 @@ void gs_err_clear(struct gs_err *err)
   err->msg[0] = '\0';
 }
 
-/* One row per GS_CODE_MAP entry. Looked up by value, not by index, so the
- * table stays right however the enum in util.h numbers its codes. */
-struct gs__code_row {
-  int code;
-  const char *name;
-  int nvml;
-  const char *text;
+/* The codes' short names, in GS_CODE_MAP's order (code -1 first). */
+static const char *const gs__code_names[] = {
+#define GS__CODE_NAME(name) #name,
+    GS_CODE_MAP(GS__CODE_NAME)
+#undef GS__CODE_NAME
 };
-
-static const struct gs__code_row gs__codes[] = {
-    {GS_OK, "OK", 0, "Success"},
-#define GS__CODE_ROW(name, nvml, text) {GS_E_##name, #name, nvml, text},
-    GS_CODE_MAP(GS__CODE_ROW)
-#undef GS__CODE_ROW
-};
-
-/* NVML's own names for its return values (reference/mig-facts.md §6.3). Kept
- * apart from the codes because ours differ where NVML's is terse (NO_MEMORY
- * is NVML_ERROR_MEMORY) and several of ours share 999. */
-static const struct {
-  int value;
-  const char *name;
-} gs__nvml_names[] = {
-    {0, "NVML_SUCCESS"},
-    {1, "NVML_ERROR_UNINITIALIZED"},
-    {2, "NVML_ERROR_INVALID_ARGUMENT"},
-    {3, "NVML_ERROR_NOT_SUPPORTED"},
-    {4, "NVML_ERROR_NO_PERMISSION"},
-    {6, "NVML_ERROR_NOT_FOUND"},
-    {7, "NVML_ERROR_INSUFFICIENT_SIZE"},
-    {9, "NVML_ERROR_DRIVER_NOT_LOADED"},
-    {12, "NVML_ERROR_LIBRARY_NOT_FOUND"},
-    {13, "NVML_ERROR_FUNCTION_NOT_FOUND"},
-    {15, "NVML_ERROR_GPU_IS_LOST"},
-    {16, "NVML_ERROR_RESET_REQUIRED"},
-    {19, "NVML_ERROR_IN_USE"},
-    {20, "NVML_ERROR_MEMORY"},
-    {23, "NVML_ERROR_INSUFFICIENT_RESOURCES"},
-    {25, "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"},
-    {999, "NVML_ERROR_UNKNOWN"},
-};
-
-static const struct gs__code_row *gs__code_row(int code)
-{
-  for (size_t i = 0; i < GS_NITEMS(gs__codes); i++)
-    if (gs__codes[i].code == code)
-      return &gs__codes[i];
-  return NULL;
-}
 
 const char *gs_code_name(int code)
 {
-  const struct gs__code_row *r = gs__code_row(code);
-  return r ? r->name : "UNKNOWN";
-}
-
-int gs_code_nvml_value(int code)
-{
-  const struct gs__code_row *r = gs__code_row(code);
-  return r ? r->nvml : 999;
-}
-
-const char *gs_code_nvml_name(int code)
-{
-  int v = gs_code_nvml_value(code);
-
-  for (size_t i = 0; i < GS_NITEMS(gs__nvml_names); i++)
-    if (gs__nvml_names[i].value == v)
-      return gs__nvml_names[i].name;
-  return "NVML_ERROR_UNKNOWN";
-}
-
-int gs_code_from_nvml(int nvml)
-{
-  if (nvml == 0)
-    return GS_OK;
-  for (size_t i = 1; i < GS_NITEMS(gs__codes); i++)
-    if (gs__codes[i].nvml == nvml && nvml != 999)
-      return gs__codes[i].code;
-  return GS_E_UNKNOWN;
-}
-
-const char *gs_code_text(int code)
-{
-  const struct gs__code_row *r = gs__code_row(code);
-  return r ? r->text : "Unknown Error"; /* NVML's text for NVML_ERROR_UNKNOWN */
+  if (code == GS_OK)
+    return "OK";
+  if (code < 0 && -code <= (int)GS_NITEMS(gs__code_names))
+    return gs__code_names[-code - 1];
+  return "UNKNOWN";
 }
 
 /* ----------------------------------------------------------------- files */

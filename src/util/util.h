@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #define GS_NITEMS(a) (sizeof(a) / sizeof((a)[0]))
+/* The struct of type that holds member at ptr (an intrusive node's owner). */
+#define GS_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 #if defined(__GNUC__)
 #define GS_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -20,43 +22,43 @@
 #define GS_PRINTF(f, a)
 #endif
 
-/* Error codes. The NVML column is the nvmlReturn_t value the same condition has
- * in NVML (reference/mig-facts.md §6.3), so the emulator and the NVML backend
- * speak one vocabulary; 999 (NVML_ERROR_UNKNOWN) marks conditions of our own.
- * X(name, nvml value, NVML's own text as nvidia-smi prints it) */
+/* Error codes: the conditions every layer reports, by name. Their order is
+ * their value. What NVML calls each (its nvmlReturn_t value and text, so the
+ * emulator and the NVML backend speak one vocabulary) is the backend's
+ * (gs_backend_code_nvml, backend/codes.c): nothing here knows a GPU. */
 #define GS_CODE_MAP(X)                                                         \
-  X(UNINITIALIZED, 1, "Uninitialized")                                         \
-  X(INVALID_ARGUMENT, 2, "Invalid Argument")                                   \
-  X(NOT_SUPPORTED, 3, "Not Supported")                                         \
-  X(NO_PERMISSION, 4, "Insufficient Permissions")                              \
-  X(NOT_FOUND, 6, "Not Found")                                                 \
-  X(INSUFFICIENT_SIZE, 7, "Insufficient Size")                                 \
-  X(DRIVER_NOT_LOADED, 9, "Driver Not Loaded")                                 \
-  X(LIBRARY_NOT_FOUND, 12, "NVML Shared Library Not Found")                    \
-  X(FUNCTION_NOT_FOUND, 13, "Function Not Found")                              \
-  X(GPU_IS_LOST, 15, "GPU is lost")                                            \
-  X(RESET_REQUIRED, 16, "Reset Required")                                      \
-  X(IN_USE, 19, "In use by another client")                                    \
-  X(NO_MEMORY, 20, "Out of Memory")                                            \
-  X(INSUFFICIENT_RESOURCES, 23, "Insufficient Resources")                      \
-  X(ARGUMENT_VERSION_MISMATCH, 25, "Argument Version Mismatch")                \
-  X(UNKNOWN, 999, "Unknown Error")                                             \
-  X(IO, 999, "I/O error")                                                      \
-  X(CORRUPT_STATE, 999, "Corrupt state")                                       \
-  X(USAGE, 999, "Usage error")                                                 \
-  X(UNTRUSTED_FILE, 999, "Untrusted file")
+  X(UNINITIALIZED)                                                             \
+  X(INVALID_ARGUMENT)                                                          \
+  X(NOT_SUPPORTED)                                                             \
+  X(NO_PERMISSION)                                                             \
+  X(NOT_FOUND)                                                                 \
+  X(INSUFFICIENT_SIZE)                                                         \
+  X(DRIVER_NOT_LOADED)                                                         \
+  X(LIBRARY_NOT_FOUND)                                                         \
+  X(FUNCTION_NOT_FOUND)                                                        \
+  X(GPU_IS_LOST)                                                               \
+  X(RESET_REQUIRED)                                                            \
+  X(IN_USE)                                                                    \
+  X(NO_MEMORY)                                                                 \
+  X(INSUFFICIENT_RESOURCES)                                                    \
+  X(ARGUMENT_VERSION_MISMATCH)                                                 \
+  X(UNKNOWN)                                                                   \
+  X(IO)                                                                        \
+  X(CORRUPT_STATE)                                                             \
+  X(USAGE)                                                                     \
+  X(UNTRUSTED_FILE)
 
 /* Indexes into GS_CODE_MAP; public codes are their negatives minus one:
  * GS_E_INVALID_ARGUMENT == -1, GS_E_NOT_SUPPORTED == -2, ... */
 enum gs__code_index {
-#define GS__CODE_INDEX(name, nvml, text) GS_E__INDEX_##name,
+#define GS__CODE_INDEX(name) GS_E__INDEX_##name,
   GS_CODE_MAP(GS__CODE_INDEX)
 #undef GS__CODE_INDEX
   GS_E__COUNT
 };
 
 #define GS_OK 0
-#define GS__CODE_NEG(name, nvml, text) GS_E_##name = -(GS_E__INDEX_##name + 1),
+#define GS__CODE_NEG(name) GS_E_##name = -(GS_E__INDEX_##name + 1),
 enum gs_code { GS_CODE_MAP(GS__CODE_NEG) GS_E__LAST = 0 };
 #undef GS__CODE_NEG
 
@@ -75,13 +77,6 @@ int gs_err_vset(struct gs_err *err, int code, const char *fmt, va_list ap) GS_PR
 void gs_err_clear(struct gs_err *err);
 /* Short name of a code, e.g. "IN_USE"; "OK" for 0; "UNKNOWN" otherwise. */
 const char *gs_code_name(int code);
-/* NVML's name and value for a code: "NVML_ERROR_IN_USE", 19. */
-const char *gs_code_nvml_name(int code);
-int gs_code_nvml_value(int code);
-/* NVML's text for a code ("In use by another client"). */
-const char *gs_code_text(int code);
-/* The code for an nvmlReturn_t value; unlisted values are GS_E_UNKNOWN. */
-int gs_code_from_nvml(int nvml);
 
 /* Reads a whole file into a NUL-terminated heap buffer the caller frees.
  * A missing file is GS_E_NOT_FOUND; limit caps the size accepted. For files
@@ -305,5 +300,35 @@ typedef int (*gs_yaml_key_fn)(const struct gs_yaml *y, const char *key, const st
                               const char *where, void *arg);
 int gs_yaml_each_pair(const struct gs_yaml *y, const struct yaml_node_s *map, const char *where,
                       const char *allowed, gs_yaml_key_fn fn, void *arg);
+
+/* ---- logging (log.c): one logger, silent until the caller sets a sink ---- */
+
+/* What a library has to say, for whoever runs it: the decisions it makes
+ * (a worker joins the pool, the autoscaler grows), not each request. The
+ * front end (cli) decides where it goes and how it looks (plain lines,
+ * journald priorities, JSON): a sink gets each event whole. */
+/* INFO: progress a person running it follows (workers joining, the
+ * autoscaler's steps); NOTICE: a change of course (draining, stopped);
+ * WARN: something failed and was worked around; ERR: it was not. */
+enum gs_log_level { GS_LOG_DEBUG, GS_LOG_INFO, GS_LOG_NOTICE, GS_LOG_WARN, GS_LOG_ERR };
+/* A named value that goes with a message, for sinks that keep fields apart. */
+struct gs_log_field {
+  const char *key, *value;
+};
+/* source: the part speaking ("serve", "autoscale"); msg: one line, no newline. */
+typedef void gs_log_sink_fn(void *ctx, enum gs_log_level level, const char *source,
+                            const char *msg, const struct gs_log_field *fields, size_t nfields);
+/* Sets the sink (NULL: silent, the default) and the lowest level it gets.
+ * Set before threads start; the sink may be called from any thread. */
+void gs_log_set_sink(gs_log_sink_fn *fn, void *ctx, enum gs_log_level min);
+/* True when a message of level would reach the sink (skip costly formatting). */
+bool gs_log_enabled(enum gs_log_level level);
+/* One event; fields may be NULL. Messages longer than 1 KiB are cut. */
+void gs_log(enum gs_log_level level, const char *source, const struct gs_log_field *fields,
+            size_t nfields, const char *fmt, ...) GS_PRINTF(5, 6);
+#define gs_log_info(source, ...) gs_log(GS_LOG_INFO, (source), NULL, 0, __VA_ARGS__)
+#define gs_log_notice(source, ...) gs_log(GS_LOG_NOTICE, (source), NULL, 0, __VA_ARGS__)
+#define gs_log_warn(source, ...) gs_log(GS_LOG_WARN, (source), NULL, 0, __VA_ARGS__)
+#define gs_log_err(source, ...) gs_log(GS_LOG_ERR, (source), NULL, 0, __VA_ARGS__)
 
 #endif

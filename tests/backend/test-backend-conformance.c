@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 #define DEFAULT_SEED 20261122u
 #define DEFAULT_OPS 300

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 struct fixture {
   char dir[GS_TEST_DIR];

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 #define DEFAULT_OPS 3000
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 struct fixture {
   char dir[GS_TEST_DIR];

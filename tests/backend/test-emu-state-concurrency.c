@@ -19,7 +19,7 @@
 
 #include "backend/emu_state.h"
 #include "emu-state-eq.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 #define WRITERS 4
 #define APPENDS 50

@@ -18,7 +18,7 @@
 
 #include "backend/emu_state.h"
 #include "emu-state-eq.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 struct fixture {
   char dir[GS_TEST_DIR];

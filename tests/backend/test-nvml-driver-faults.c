@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 static const char *fake(const char *variant, char out[GS_TEST_PATH])
 {
@@ -234,8 +234,8 @@ static void assert_refusal(int rc, const struct gs_err *err, int code, const cha
 {
   if (rc != code || err->code != code)
     fail_msg("returned %d (gs_err %d, \"%s\"), want %s", rc, err->code, err->msg, nvml_name);
-  assert_string_equal(gs_code_nvml_name(code), nvml_name);
-  assert_says(err, gs_code_text(code));
+  assert_string_equal(gs_backend_code_nvml_name(code), nvml_name);
+  assert_says(err, gs_backend_code_text(code));
   assert_says(err, fix);
 }
 

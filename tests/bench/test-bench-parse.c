@@ -1,6 +1,6 @@
 /* test-bench-parse.c: the bench layer's parsers and writers without a
- * network: HTTP responses split at every byte (Content-Length, chunked,
- * until-close, 1xx, malformed), URLs, model metadata and --input-data (good
+ * network (its HTTP responses are net's reader's: tests/net/test-http-
+ * response.c): URLs, model metadata and --input-data (good
  * and refused, each refusal naming the input), infer request framing,
  * Triton metrics, the CSV round trip and the SVG plot. */
 #include <stdarg.h>
@@ -14,87 +14,6 @@
 #include <string.h>
 
 #include "bench/bench.h"
-
-/* Feeds text one piece at a time (cut at `cut`), as a socket would. */
-static int feed_split(const char *text, size_t cut, bool eof_at_end, struct gs_bench_http *p,
-                      char *buf, size_t *len, size_t *used)
-{
-  size_t total = strlen(text), at = 0;
-  int rc = 0;
-  gs_bench_http_reset(p);
-  *len = 0;
-  while (at < total) {
-    size_t n = at == 0 && cut ? cut : total - at;
-    memcpy(buf + *len, text + at, n);
-    *len += n;
-    at += n;
-    rc = gs_bench_http_feed(p, buf, len, eof_at_end && at == total, used);
-    if (rc != 0)
-      return at == total ? rc : 99; /* complete before all bytes came: wrong */
-  }
-  return rc;
-}
-
-static void responses_at_every_split(void **state)
-{
-  static const struct {
-    const char *text, *body;
-    int status;
-    bool keep_alive, eof;
-  } cases[] = {
-      {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "hello", 200, true, false},
-      {"HTTP/1.1 503 Busy\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno", "no", 503, false, false},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
-       "abcde", 200, true, false},
-      {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx", "x", 201,
-       true, false},
-      {"HTTP/1.0 200 OK\r\n\r\nuntil close", "until close", 200, false, true},
-      {"HTTP/1.1 204 No Content\r\n\r\n", "", 204, true, false},
-  };
-  char buf[512];
-  (void)state;
-  for (size_t i = 0; i < GS_NITEMS(cases); i++)
-    for (size_t cut = 0; cut < strlen(cases[i].text); cut++) {
-      struct gs_bench_http p;
-      size_t len, used;
-      int rc = feed_split(cases[i].text, cut, cases[i].eof, &p, buf, &len, &used);
-      assert_int_equal(rc, 1);
-      assert_int_equal(p.status, cases[i].status);
-      assert_int_equal(p.body_len, strlen(cases[i].body));
-      assert_memory_equal(buf + p.head_len, cases[i].body, p.body_len);
-      assert_int_equal(p.keep_alive, cases[i].keep_alive);
-      assert_int_equal(used, len);
-    }
-}
-
-static void responses_refused(void **state)
-{
-  static const char *const bad[] = {
-      "HELLO\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello",
-      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-      "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
-  };
-  char buf[256];
-  (void)state;
-  for (size_t i = 0; i < GS_NITEMS(bad); i++) {
-    struct gs_bench_http p;
-    size_t len = strlen(bad[i]), used;
-    gs_bench_http_reset(&p);
-    memcpy(buf, bad[i], len);
-    assert_int_equal(gs_bench_http_feed(&p, buf, &len, false, &used), GS_E_INVALID_ARGUMENT);
-  }
-  { /* the peer closed mid-body: never complete */
-    struct gs_bench_http p;
-    size_t len = 0, used;
-    const char *t = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
-    gs_bench_http_reset(&p);
-    len = strlen(t);
-    memcpy(buf, t, len);
-    assert_int_equal(gs_bench_http_feed(&p, buf, &len, true, &used), 0);
-  }
-}
 
 static void urls(void **state)
 {
@@ -299,8 +218,6 @@ static void csv_round_trip_and_plot(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(responses_at_every_split),
-      cmocka_unit_test(responses_refused),
       cmocka_unit_test(urls),
       cmocka_unit_test(metadata_and_shapes),
       cmocka_unit_test(input_data),

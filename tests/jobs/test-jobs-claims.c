@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "jobs/jobs.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 struct fx {
   char dir[GS_TEST_DIR], state[GS_TEST_PATH], jobs[GS_TEST_PATH];

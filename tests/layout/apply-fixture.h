@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "layout/layout.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 struct fixture {
   char dir[GS_TEST_DIR];

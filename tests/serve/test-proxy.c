@@ -20,12 +20,13 @@
 #include <unistd.h>
 
 #include "serve/serve.h"
+#include "worker/worker.h"
 
 struct env {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_proxy *proxy;
   unsigned port;
-  struct gs_serve_worker *worker;
+  struct gs_worker *worker;
   struct gs_http_server *wsrv;
   unsigned wport;
 };
@@ -35,24 +36,24 @@ static void env_init(struct env *e, const struct gs_proxy_config *cfg)
   struct gs_err err = {0};
   int fd;
   memset(e, 0, sizeof(*e));
-  assert_int_equal(gs_loop_new(&err, 1024, &e->loop), 0);
+  assert_int_equal(gs_net_loop_new(&err, 1024, &e->loop), 0);
   assert_int_equal(gs_proxy_new(&err, e->loop, cfg, &e->proxy), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->port), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e->port), 0);
   assert_int_equal(gs_proxy_listen_fd(&err, e->proxy, fd), 0);
 }
 
 /* An emulated worker answering at once, on the same loop. */
 static void env_worker(struct env *e)
 {
-  struct gs_serve_worker_config wc = {.sms = 14, .full_sms = 108, .slice_name = "1g.5gb",
-                                      .share = 1, .instant = true};
+  struct gs_worker_config wc = {
+      .sms = 14, .full_sms = 108, .slice_name = "1g.5gb", .share = 1, .instant = true};
   struct gs_err err = {0};
   int fd;
-  assert_int_equal(gs_serve_worker_new(&err, &wc, &e->worker), 0);
-  gs_serve_worker_attach(e->worker, e->loop);
-  assert_int_equal(gs_http_server_new(&err, e->loop, NULL, gs_serve_worker_handle, e->worker,
-                                      &e->wsrv), 0);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &fd, &e->wport), 0);
+  assert_int_equal(gs_worker_new(&err, &wc, &e->worker), 0);
+  gs_worker_attach(e->worker, e->loop);
+  assert_int_equal(gs_http_server_new(&err, e->loop, NULL, gs_worker_handle, e->worker, &e->wsrv),
+                   0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &fd, &e->wport), 0);
   assert_int_equal(gs_http_server_listen_fd(&err, e->wsrv, fd), 0);
 }
 
@@ -60,8 +61,8 @@ static void env_free(struct env *e)
 {
   gs_proxy_free(e->proxy);
   gs_http_server_free(e->wsrv);
-  gs_serve_worker_free(e->worker);
-  gs_loop_free(e->loop);
+  gs_worker_free(e->worker);
+  gs_net_loop_free(e->loop);
 }
 
 /* A port nothing listens on: bound, then closed. */
@@ -84,16 +85,16 @@ static char *roundtrip_to(struct env *e, unsigned port, const char *req, size_t 
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   size_t cap = 1 << 20, len = 0;
   char *buf = malloc(cap);
-  uint64_t deadline = gs_loop_now_us() + 5000000;
+  uint64_t deadline = gs_net_loop_now_us() + 5000000;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   assert_non_null(buf);
   assert_true(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EINPROGRESS);
-  gs_loop_run_once(e->loop, 10); /* the listener takes the connection */
+  gs_net_loop_run_once(e->loop, 10); /* the listener takes the connection */
   assert_int_equal(send(fd, req, reqlen, MSG_NOSIGNAL), (ssize_t)reqlen);
-  while (gs_loop_now_us() < deadline) {
+  while (gs_net_loop_now_us() < deadline) {
     ssize_t n;
     const char *end, *cl;
-    gs_loop_run_once(e->loop, 10);
+    gs_net_loop_run_once(e->loop, 10);
     n = recv(fd, buf + len, cap - len - 1, 0);
     if (n == 0)
       break;
@@ -258,7 +259,7 @@ static void test_hung_worker_504_then_ejected(void **state)
   char *resp;
   (void)state;
   env_init(&e, &cfg);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &hfd, &hport), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &hfd, &hport), 0);
   gs_proxy_worker_set(e.proxy, 0, hport, true);
   resp = get(&e, "/v2/health/ready");
   assert_non_null(strstr(resp, "did not answer within 200 ms"));
@@ -356,7 +357,7 @@ static void test_admin(void **state)
   (void)state;
   env_init(&e, &cfg);
   env_worker(&e);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &afd, &aport), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &afd, &aport), 0);
   assert_int_equal(gs_proxy_admin_new(&err, e.loop, e.proxy, NULL, NULL, afd, &adm), 0);
   gs_proxy_worker_set(e.proxy, 1, e.wport, true);
   expect_has(admin_req(&e, aport, "GET", "/workers", NULL), "HTTP/1.1 200",
@@ -374,15 +375,15 @@ static void test_admin(void **state)
   /* Drain: worker 0 holds a request (a listener that never accepts), the
    * only usable worker at first. */
   gs_proxy_worker_set(e.proxy, 1, e.wport, false);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &hfd, &hport), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &hfd, &hport), 0);
   gs_proxy_worker_set(e.proxy, 0, hport, true);
   a.sin_port = htons((uint16_t)e.port);
   cfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   assert_true(connect(cfd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EINPROGRESS);
-  gs_loop_run_once(e.loop, 10);
+  gs_net_loop_run_once(e.loop, 10);
   assert_int_equal(send(cfd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(req) - 1));
   for (int i = 0; i < 500 && gs_proxy_inflight(e.proxy) == 0; i++)
-    gs_loop_run_once(e.loop, 10);
+    gs_net_loop_run_once(e.loop, 10);
   assert_int_equal(gs_proxy_worker_stats(e.proxy, 0, &st), 0);
   assert_int_equal(st.inflight, 1);
   expect_has(admin_req(&e, aport, "POST", "/workers/0/drain", NULL), "HTTP/1.1 200",
@@ -396,7 +397,7 @@ static void test_admin(void **state)
   close(hfd);
   for (int i = 0; i < 500 && len < 12; i++) {
     ssize_t n;
-    gs_loop_run_once(e.loop, 10);
+    gs_net_loop_run_once(e.loop, 10);
     if ((n = recv(cfd, buf + len, sizeof(buf) - 1 - len, 0)) > 0)
       len += (size_t)n;
   }
@@ -420,7 +421,7 @@ static void test_admin_token(void **state)
   int afd, any_fd;
   (void)state;
   env_init(&e, &cfg);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &afd, &aport), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &afd, &aport), 0);
   assert_int_equal(gs_proxy_admin_new(&err, e.loop, e.proxy, NULL, "s3cret-token-0123456", afd,
                                       &adm), 0);
   expect_has(admin_req(&e, aport, "GET", "/workers", NULL), "HTTP/1.1 401", "bearer token");
@@ -430,7 +431,7 @@ static void test_admin_token(void **state)
                 "HTTP/1.1 401");
   expect_has(admin_req(&e, aport, "GET", "/workers", "Bearer s3cret-token-0123456"),
              "HTTP/1.1 200", "\"admin\":\"enabled\"");
-  assert_int_equal(gs_serve_listen(&err, "0.0.0.0:0", 64, &any_fd, &any_port), 0);
+  assert_int_equal(gs_net_listen(&err, "0.0.0.0:0", 64, &any_fd, &any_port), 0);
   assert_int_equal(gs_proxy_admin_check_bind(&err, any_fd, NULL), GS_E_NO_PERMISSION);
   assert_non_null(strstr(err.msg, "without a token"));
   assert_int_equal(gs_proxy_admin_check_bind(&err, any_fd, "s3cret-token-0123456"), 0);
@@ -454,11 +455,11 @@ static int dial(unsigned port)
  * unanswered (0); -1 when neither happened within 5 s. */
 static int answered(struct env *e, int fd)
 {
-  uint64_t deadline = gs_loop_now_us() + 5000000;
+  uint64_t deadline = gs_net_loop_now_us() + 5000000;
   char buf[256];
-  while (gs_loop_now_us() < deadline) {
+  while (gs_net_loop_now_us() < deadline) {
     ssize_t n;
-    gs_loop_run_once(e->loop, 10);
+    gs_net_loop_run_once(e->loop, 10);
     n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
     if (n >= 0)
       return n > 0;
@@ -471,7 +472,7 @@ static int answered(struct env *e, int fd)
 static void turn(struct env *e, int times)
 {
   while (times-- > 0)
-    gs_loop_run_once(e->loop, 10);
+    gs_net_loop_run_once(e->loop, 10);
 }
 
 /* Sends a request's first line only: the connection is busy, not idle. */
@@ -497,7 +498,7 @@ static void test_max_conns_per_listener(void **state)
   gs_http_limits_default(&cfg.limits);
   cfg.limits.max_conns = 2;
   env_init(&e, &cfg);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
   assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
   h1 = dial(e.port);
   turn(&e, 20);
@@ -532,13 +533,13 @@ static void test_max_conns_per_listener(void **state)
  * what arrived, which must be whole frames). */
 static bool closed_by_server(struct env *e, int fd, bool *goaway)
 {
-  uint64_t deadline = gs_loop_now_us() + 5000000;
+  uint64_t deadline = gs_net_loop_now_us() + 5000000;
   unsigned char buf[4096];
   size_t len = 0;
   *goaway = false;
-  while (gs_loop_now_us() < deadline) {
+  while (gs_net_loop_now_us() < deadline) {
     ssize_t n;
-    gs_loop_run_once(e->loop, 10);
+    gs_net_loop_run_once(e->loop, 10);
     n = recv(fd, buf + len, sizeof(buf) - len, MSG_DONTWAIT);
     if (n > 0)
       len += (size_t)n;
@@ -569,7 +570,7 @@ static void test_listener_timeouts(void **state)
   gs_http_limits_default(&cfg.limits);
   cfg.limits.read_timeout_ms = cfg.limits.idle_timeout_ms = 200;
   env_init(&e, &cfg);
-  assert_int_equal(gs_serve_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
+  assert_int_equal(gs_net_listen(&err, "127.0.0.1:0", 64, &gfd, &gport), 0);
   assert_int_equal(gs_proxy_grpc_new(&err, e.loop, e.proxy, NULL, gfd, &g), 0);
   h = dial(e.port);
   c1 = dial(gport);

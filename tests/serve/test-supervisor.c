@@ -63,7 +63,7 @@ static const struct gs_super_slot slots[] = {
 };
 
 struct fixture {
-  struct gs_loop *loop;
+  struct gs_net_loop *loop;
   struct gs_super *s;
   struct events ev;
 };
@@ -72,7 +72,7 @@ static void start(struct fixture *f, struct gs_super_config *c)
 {
   struct gs_err err = {0};
   memset(f, 0, sizeof(*f));
-  assert_int_equal(gs_loop_new(&err, 256, &f->loop), 0);
+  assert_int_equal(gs_net_loop_new(&err, 256, &f->loop), 0);
   c->on_ready = on_ready;
   c->ctx = &f->ev;
   assert_int_equal(gs_super_new(&err, f->loop, c, &f->s), 0);
@@ -98,9 +98,9 @@ static bool all_in(struct fixture *f, enum gs_super_state st)
 static bool run_until(struct fixture *f, bool (*pred)(struct fixture *, void *), void *arg,
                       unsigned ms)
 {
-  uint64_t end = gs_loop_now_us() + ms * 1000ull;
-  while (!pred(f, arg) && gs_loop_now_us() < end)
-    assert_true(gs_loop_run_once(f->loop, 50) >= 0);
+  uint64_t end = gs_net_loop_now_us() + ms * 1000ull;
+  while (!pred(f, arg) && gs_net_loop_now_us() < end)
+    assert_true(gs_net_loop_run_once(f->loop, 50) >= 0);
   return pred(f, arg);
 }
 
@@ -130,7 +130,7 @@ static void stop_and_free(struct fixture *f)
   assert_true(run_until(f, p_stopped, NULL, WAIT_MS));
   assert_true(all_in(f, GS_SUPER_STOPPED));
   gs_super_free(f->s);
-  gs_loop_free(f->loop);
+  gs_net_loop_free(f->loop);
   errno = 0;
   assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
   assert_int_equal(errno, ECHILD);
@@ -271,7 +271,7 @@ static void test_kill9_restarts_one(void **state_)
   assert_true(run_until(&f, p_backoff1, NULL, WAIT_MS));
   assert_int_equal(gs_super_info(f.s, 1, &i), 0);
   assert_int_equal(i.backoff_ms, 200);
-  assert_true(i.next_start_us > gs_loop_now_us() - 200000);
+  assert_true(i.next_start_us > gs_net_loop_now_us() - 200000);
   assert_true(run_until(&f, p_back, NULL, WAIT_MS));
   assert_int_equal(gs_super_info(f.s, 1, &i), 0);
   assert_true(WIFSIGNALED(i.last_status) && WTERMSIG(i.last_status) == SIGKILL);
@@ -362,7 +362,7 @@ static void test_stop_from_callback(void **state_)
   assert_int_equal(i.state, GS_SUPER_STOPPED);
   assert_int_equal(i.restarts, 0);
   assert_int_equal(i.pid, 0);
-  assert_int_equal(gs_loop_timer_count(f.loop), 0);
+  assert_int_equal(gs_net_loop_timer_count(f.loop), 0);
   stop_and_free(&f);
 }
 
@@ -479,10 +479,10 @@ static void test_stop_kills_term_ignorers(void **state_)
     assert_int_equal(gs_super_info(f.s, w, &i), 0);
     pids[w] = i.pid;
   }
-  t0 = gs_loop_now_us();
+  t0 = gs_net_loop_now_us();
   gs_super_stop(f.s);
   assert_true(run_until(&f, p_stopped, NULL, WAIT_MS));
-  assert_true(gs_loop_now_us() - t0 >= 400000); /* SIGTERM alone did not do it */
+  assert_true(gs_net_loop_now_us() - t0 >= 400000); /* SIGTERM alone did not do it */
   for (size_t w = 0; w < 2; w++) {
     char proc[64];
     assert_int_equal(gs_super_info(f.s, w, &i), 0);
@@ -498,11 +498,11 @@ static void test_bad_config(void **state_)
 {
   const char *argv[] = {"true", NULL};
   struct gs_super_config c;
-  struct gs_loop *l = NULL;
+  struct gs_net_loop *l = NULL;
   struct gs_super *s = NULL;
   struct gs_err err = {0};
   (void)state_;
-  assert_int_equal(gs_loop_new(&err, 64, &l), 0);
+  assert_int_equal(gs_net_loop_new(&err, 64, &l), 0);
   worker_config(&c, argv, NULL);
   c.ready_path = "health";
   assert_int_equal(gs_super_new(&err, l, &c, &s), GS_E_INVALID_ARGUMENT);
@@ -513,7 +513,7 @@ static void test_bad_config(void **state_)
   assert_int_equal(gs_super_new(&err, l, &c, &s), GS_E_INVALID_ARGUMENT);
   assert_string_equal(gs_super_state_name(GS_SUPER_BACKOFF), "backoff");
   gs_super_free(NULL);
-  gs_loop_free(l);
+  gs_net_loop_free(l);
 }
 
 static bool p_w3_ready(struct fixture *f, void *arg)

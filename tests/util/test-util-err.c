@@ -1,6 +1,7 @@
 /* test-util-err.c: error records and the code table: every code's short
- * name, NVML name, NVML value and text; NULL records; messages that overflow
- * the record or quote the record itself. */
+ * name (NVML's names for them are the backend's: test-backend-codes.c);
+ * NULL records; messages that overflow the record or quote the record
+ * itself. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,61 +12,35 @@
 
 #include "util/util.h"
 
-struct code_case {
+/* Short names, written out by hand (not from GS_CODE_MAP) so a slip in the map shows. */
+static const struct {
   int code;
-  const char *name, *nvml_name;
-  int nvml;
-  const char *text;
+  const char *name;
+} cases[] = {
+    {GS_OK, "OK"}, {GS_E_UNINITIALIZED, "UNINITIALIZED"}, {GS_E_INVALID_ARGUMENT, "INVALID_ARGUMENT"},
+    {GS_E_NOT_SUPPORTED, "NOT_SUPPORTED"}, {GS_E_NO_PERMISSION, "NO_PERMISSION"},
+    {GS_E_NOT_FOUND, "NOT_FOUND"}, {GS_E_INSUFFICIENT_SIZE, "INSUFFICIENT_SIZE"},
+    {GS_E_DRIVER_NOT_LOADED, "DRIVER_NOT_LOADED"}, {GS_E_LIBRARY_NOT_FOUND, "LIBRARY_NOT_FOUND"},
+    {GS_E_FUNCTION_NOT_FOUND, "FUNCTION_NOT_FOUND"}, {GS_E_GPU_IS_LOST, "GPU_IS_LOST"},
+    {GS_E_RESET_REQUIRED, "RESET_REQUIRED"}, {GS_E_IN_USE, "IN_USE"}, {GS_E_NO_MEMORY, "NO_MEMORY"},
+    {GS_E_INSUFFICIENT_RESOURCES, "INSUFFICIENT_RESOURCES"},
+    {GS_E_ARGUMENT_VERSION_MISMATCH, "ARGUMENT_VERSION_MISMATCH"}, {GS_E_UNKNOWN, "UNKNOWN"},
+    {GS_E_IO, "IO"}, {GS_E_CORRUPT_STATE, "CORRUPT_STATE"}, {GS_E_USAGE, "USAGE"},
+    {GS_E_UNTRUSTED_FILE, "UNTRUSTED_FILE"},
 };
 
-/* Written out by hand, not from GS_CODE_MAP, so a slip in the map shows. */
-static const struct code_case cases[] = {
-    {GS_OK, "OK", "NVML_SUCCESS", 0, "Success"},
-    {GS_E_UNINITIALIZED, "UNINITIALIZED", "NVML_ERROR_UNINITIALIZED", 1, "Uninitialized"},
-    {GS_E_INVALID_ARGUMENT, "INVALID_ARGUMENT", "NVML_ERROR_INVALID_ARGUMENT", 2, "Invalid Argument"},
-    {GS_E_NOT_SUPPORTED, "NOT_SUPPORTED", "NVML_ERROR_NOT_SUPPORTED", 3, "Not Supported"},
-    {GS_E_NO_PERMISSION, "NO_PERMISSION", "NVML_ERROR_NO_PERMISSION", 4, "Insufficient Permissions"},
-    {GS_E_NOT_FOUND, "NOT_FOUND", "NVML_ERROR_NOT_FOUND", 6, "Not Found"},
-    {GS_E_INSUFFICIENT_SIZE, "INSUFFICIENT_SIZE", "NVML_ERROR_INSUFFICIENT_SIZE", 7,
-     "Insufficient Size"},
-    {GS_E_DRIVER_NOT_LOADED, "DRIVER_NOT_LOADED", "NVML_ERROR_DRIVER_NOT_LOADED", 9,
-     "Driver Not Loaded"},
-    {GS_E_LIBRARY_NOT_FOUND, "LIBRARY_NOT_FOUND", "NVML_ERROR_LIBRARY_NOT_FOUND", 12,
-     "NVML Shared Library Not Found"},
-    {GS_E_FUNCTION_NOT_FOUND, "FUNCTION_NOT_FOUND", "NVML_ERROR_FUNCTION_NOT_FOUND", 13,
-     "Function Not Found"},
-    {GS_E_GPU_IS_LOST, "GPU_IS_LOST", "NVML_ERROR_GPU_IS_LOST", 15, "GPU is lost"},
-    {GS_E_RESET_REQUIRED, "RESET_REQUIRED", "NVML_ERROR_RESET_REQUIRED", 16, "Reset Required"},
-    {GS_E_IN_USE, "IN_USE", "NVML_ERROR_IN_USE", 19, "In use by another client"},
-    {GS_E_NO_MEMORY, "NO_MEMORY", "NVML_ERROR_MEMORY", 20, "Out of Memory"},
-    {GS_E_INSUFFICIENT_RESOURCES, "INSUFFICIENT_RESOURCES", "NVML_ERROR_INSUFFICIENT_RESOURCES", 23,
-     "Insufficient Resources"},
-    {GS_E_ARGUMENT_VERSION_MISMATCH, "ARGUMENT_VERSION_MISMATCH",
-     "NVML_ERROR_ARGUMENT_VERSION_MISMATCH", 25, "Argument Version Mismatch"},
-    {GS_E_UNKNOWN, "UNKNOWN", "NVML_ERROR_UNKNOWN", 999, "Unknown Error"},
-    {GS_E_IO, "IO", "NVML_ERROR_UNKNOWN", 999, "I/O error"},
-    {GS_E_CORRUPT_STATE, "CORRUPT_STATE", "NVML_ERROR_UNKNOWN", 999, "Corrupt state"},
-    {GS_E_USAGE, "USAGE", "NVML_ERROR_UNKNOWN", 999, "Usage error"},
-    {GS_E_UNTRUSTED_FILE, "UNTRUSTED_FILE", "NVML_ERROR_UNKNOWN", 999, "Untrusted file"},
-};
-
-static void every_code_has_its_names(void **state)
+static void every_code_has_its_name(void **state)
 {
   (void)state;
-  for (size_t i = 0; i < GS_NITEMS(cases); i++) {
-    const struct code_case *c = &cases[i];
-    assert_string_equal(gs_code_name(c->code), c->name);
-    assert_string_equal(gs_code_nvml_name(c->code), c->nvml_name);
-    assert_int_equal(gs_code_nvml_value(c->code), c->nvml);
-    assert_string_equal(gs_code_text(c->code), c->text);
-  }
+  for (size_t i = 0; i < GS_NITEMS(cases); i++)
+    assert_string_equal(gs_code_name(cases[i].code), cases[i].name);
 }
 
 /* The hand table covers the map: adding a code without a row fails here. */
 static void the_table_covers_the_map(void **state)
 {
   (void)state;
-#define COUNT_CODE(name, nvml, text) +1
+#define COUNT_CODE(name) +1
   assert_int_equal(GS_NITEMS(cases), 1 GS_CODE_MAP(COUNT_CODE));
 #undef COUNT_CODE
 }
@@ -80,29 +55,12 @@ static void codes_are_negative_and_distinct(void **state)
   }
 }
 
-static void unknown_codes_are_nvml_unknown(void **state)
+static void unknown_codes_are_unknown(void **state)
 {
   static const int unknown[] = {1, 5, 999, -1000, 12345};
-  /* (GS_E_UNKNOWN itself has the same names; these are values no code has.) */
   (void)state;
-  for (size_t i = 0; i < GS_NITEMS(unknown); i++) {
+  for (size_t i = 0; i < GS_NITEMS(unknown); i++)
     assert_string_equal(gs_code_name(unknown[i]), "UNKNOWN");
-    assert_string_equal(gs_code_nvml_name(unknown[i]), "NVML_ERROR_UNKNOWN");
-    assert_int_equal(gs_code_nvml_value(unknown[i]), 999);
-    assert_string_equal(gs_code_text(unknown[i]), "Unknown Error");
-  }
-}
-
-/* NVML's values map back to our codes; values we do not list are UNKNOWN. */
-static void nvml_values_map_back(void **state)
-{
-  (void)state;
-  for (size_t i = 0; i < GS_NITEMS(cases); i++)
-    if (cases[i].nvml != 999)
-      assert_int_equal(gs_code_from_nvml(cases[i].nvml), cases[i].code);
-  assert_int_equal(gs_code_from_nvml(999), GS_E_UNKNOWN);
-  assert_int_equal(gs_code_from_nvml(27), GS_E_UNKNOWN);
-  assert_int_equal(gs_code_from_nvml(-5), GS_E_UNKNOWN);
 }
 
 static void set_fills_the_record(void **state)
@@ -170,11 +128,10 @@ static void message_may_quote_the_record(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_code_has_its_names),
+      cmocka_unit_test(every_code_has_its_name),
       cmocka_unit_test(the_table_covers_the_map),
       cmocka_unit_test(codes_are_negative_and_distinct),
-      cmocka_unit_test(nvml_values_map_back),
-      cmocka_unit_test(unknown_codes_are_nvml_unknown),
+      cmocka_unit_test(unknown_codes_are_unknown),
       cmocka_unit_test(set_fills_the_record),
       cmocka_unit_test(null_record_is_accepted),
       cmocka_unit_test(clear_resets_code_and_message),

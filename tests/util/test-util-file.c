@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "util/util.h"
-#include "../support/gs-test-tmp.h"
+#include "../lib/gs-test-tmp.h"
 
 struct fixture {
   char dir[GS_TEST_DIR];

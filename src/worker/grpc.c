@@ -1,0 +1,402 @@
+/* grpc.c: the emulated worker's KServe v2 gRPC service
+ * (inference.GRPCInferenceService: ServerLive, ServerReady, ModelReady,
+ * ServerMetadata, ModelMetadata, ModelInfer) on h2.c's calls, with protobuf-c
+ * code generated from proto/inference.proto. ModelInfer is validated as the
+ * HTTP path validates it (names, datatypes, shapes, byte sizes), then waits
+ * its modelled turn on the same slice queue (worker.c), so HTTP and gRPC
+ * requests share one modelled GPU. Outputs go back as raw_output_contents. */
+#include "worker/internal.h"
+
+#include "inference.pb-c.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* gRPC status codes (grpc/doc/statuscodes.md). */
+enum { ST_OK = 0, ST_INVALID_ARGUMENT = 3, ST_NOT_FOUND = 5, ST_RESOURCE_EXHAUSTED = 8,
+       ST_UNIMPLEMENTED = 12, ST_INTERNAL = 13, ST_UNAVAILABLE = 14 };
+
+#define SERVICE "/inference.GRPCInferenceService/"
+
+struct gs_grpc_server {
+  struct gs_h2_server *h2;
+  struct gs_worker *w;
+};
+
+/* An infer call waiting for its modelled turn, its answer already packed. */
+struct pending {
+  struct gs_h2_call *call;
+  uint8_t *resp;
+  size_t len;
+};
+
+/* Packs msg and answers OK, or INTERNAL when out of memory. */
+static void reply_msg(struct gs_h2_call *call, const ProtobufCMessage *msg)
+{
+  size_t n = protobuf_c_message_get_packed_size(msg);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) {
+    gs_h2_call_reply(call, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory");
+    return;
+  }
+  protobuf_c_message_pack(msg, buf);
+  gs_h2_call_reply(call, ST_OK, buf, n, NULL);
+  free(buf);
+}
+
+static void reply_error(struct gs_h2_call *call, int status, const char *fmt, ...)
+    GS_PRINTF(3, 4);
+static void reply_error(struct gs_h2_call *call, int status, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  gs_h2_call_reply(call, status, NULL, 0, msg);
+}
+
+static bool version_ok(const char *v)
+{
+  return !v || !*v || strcmp(v, "1") == 0;
+}
+
+/* ---- health and metadata ---- */
+
+static void server_live(struct gs_h2_call *call)
+{
+  Inference__ServerLiveResponse r = INFERENCE__SERVER_LIVE_RESPONSE__INIT;
+  r.live = true;
+  reply_msg(call, &r.base);
+}
+
+static void server_ready(struct gs_grpc_server *g, struct gs_h2_call *call)
+{
+  Inference__ServerReadyResponse r = INFERENCE__SERVER_READY_RESPONSE__INIT;
+  r.ready = gs__worker_ready(g->w);
+  reply_msg(call, &r.base);
+}
+
+static void server_metadata(struct gs_h2_call *call)
+{
+  Inference__ServerMetadataResponse r = INFERENCE__SERVER_METADATA_RESPONSE__INIT;
+  char *ext[] = {"emulated"};
+  r.name = "gpuslice-worker";
+  r.version = "1";
+  r.n_extensions = GS_NITEMS(ext);
+  r.extensions = ext;
+  reply_msg(call, &r.base);
+}
+
+/* The name and version of a ModelReady or ModelMetadata request (the same fields). */
+static int model_of(struct gs_grpc_server *g, struct gs_h2_call *call,
+                    const struct gs_h2_request *req, struct gs__model *m, bool quiet)
+{
+  Inference__ModelMetadataRequest *q =
+      inference__model_metadata_request__unpack(NULL, req->msg_len, req->msg);
+  int rc = 0;
+  if (!q) {
+    reply_error(call, ST_INVALID_ARGUMENT, "cannot parse the request message");
+    return -1;
+  }
+  if (gs__worker_model(g->w, q->name, strlen(q->name), m) != 0 || !version_ok(q->version)) {
+    if (!quiet)
+      reply_error(call, ST_NOT_FOUND, "Request for unknown model: '%.100s' version '%.20s' is not found",
+                  q->name, q->version);
+    rc = 1;
+  }
+  inference__model_metadata_request__free_unpacked(q, NULL);
+  return rc;
+}
+
+static void model_ready(struct gs_grpc_server *g, struct gs_h2_call *call,
+                        const struct gs_h2_request *req)
+{
+  Inference__ModelReadyResponse r = INFERENCE__MODEL_READY_RESPONSE__INIT;
+  struct gs__model m;
+  int rc = model_of(g, call, req, &m, true);
+  if (rc < 0)
+    return;
+  r.ready = rc == 0;
+  reply_msg(call, &r.base);
+}
+
+static void model_metadata(struct gs_grpc_server *g, struct gs_h2_call *call,
+                           const struct gs_h2_request *req)
+{
+  Inference__ModelMetadataResponse r = INFERENCE__MODEL_METADATA_RESPONSE__INIT;
+  Inference__ModelMetadataResponse__TensorMetadata t[2 * GS__MAX_TENSORS];
+  Inference__ModelMetadataResponse__TensorMetadata *in[GS__MAX_TENSORS], *out[GS__MAX_TENSORS];
+  char *versions[] = {"1"};
+  struct gs__model m;
+  if (model_of(g, call, req, &m, false) != 0)
+    return;
+  for (unsigned k = 0; k < m.nin + m.nout; k++) {
+    const struct gs__tensor *s = k < m.nin ? &m.in[k] : &m.out[k - m.nin];
+    inference__model_metadata_response__tensor_metadata__init(&t[k]);
+    t[k].name = (char *)s->name;
+    t[k].datatype = (char *)s->datatype;
+    t[k].n_shape = s->ndims;
+    t[k].shape = (int64_t *)s->shape;
+    if (k < m.nin)
+      in[k] = &t[k];
+    else
+      out[k - m.nin] = &t[k];
+  }
+  r.name = (char *)m.name;
+  r.n_versions = 1;
+  r.versions = versions;
+  r.platform = "gpuslice-emulated";
+  r.n_inputs = m.nin;
+  r.inputs = in;
+  r.n_outputs = m.nout;
+  r.outputs = out;
+  reply_msg(call, &r.base);
+}
+
+/* ---- infer ---- */
+
+static void hash_bytes(uint64_t *h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    *h = (*h ^ b[i]) * 1099511628211ull; /* FNV-1a, as the HTTP path hashes */
+}
+
+static char *shape_text(char *out, size_t sz, const int64_t *shape, size_t n)
+{
+  size_t o = (size_t)snprintf(out, sz, "[");
+  for (size_t i = 0; i < n && o + 24 < sz; i++)
+    o += (size_t)snprintf(out + o, sz - o, "%s%lld", i ? "," : "", (long long)shape[i]);
+  snprintf(out + o, sz - o, "]");
+  return out;
+}
+
+/* One input against the model; its bytes hashed. 0 or an error answered. */
+static int check_input(struct gs_h2_call *call, const Inference__ModelInferRequest *q,
+                       const struct gs__model *m, size_t i, bool seen[], uint64_t *hash)
+{
+  const Inference__ModelInferRequest__InferInputTensor *in = q->inputs[i];
+  const struct gs__tensor *t = NULL;
+  const Inference__InferTensorContents *c = in->contents;
+  char want[64], got[128];
+  bool shape_ok;
+  unsigned k;
+  for (k = 0; k < m->nin && !t; k++)
+    if (strcmp(m->in[k].name, in->name) == 0)
+      t = &m->in[k];
+  if (!t)
+    return reply_error(call, ST_INVALID_ARGUMENT, "unexpected inference input '%.100s' for model '%s'",
+                       in->name, m->name), -1;
+  if (seen[--k])
+    return reply_error(call, ST_INVALID_ARGUMENT, "input '%s' given twice for model '%s'", t->name,
+                       m->name), -1;
+  seen[k] = true;
+  if (strcmp(in->datatype, t->datatype) != 0)
+    return reply_error(call, ST_INVALID_ARGUMENT,
+                       "inference input '%s' data-type is '%.20s', but model '%s' expects '%s'",
+                       t->name, in->datatype, m->name, t->datatype), -1;
+  shape_ok = in->n_shape == t->ndims;
+  for (unsigned d = 0; shape_ok && d < t->ndims; d++)
+    shape_ok = in->shape[d] == t->shape[d];
+  if (!shape_ok)
+    return reply_error(call, ST_INVALID_ARGUMENT,
+                       "unexpected shape for input '%s' for model '%s'. Expected %s, got %s",
+                       t->name, m->name, shape_text(want, sizeof(want), t->shape, t->ndims),
+                       shape_text(got, sizeof(got), in->shape, in->n_shape)), -1;
+  if (q->n_raw_input_contents) {
+    const ProtobufCBinaryData *raw = &q->raw_input_contents[i];
+    if (c)
+      return reply_error(call, ST_INVALID_ARGUMENT, "input '%s': give raw_input_contents or "
+                         "contents, not both", t->name), -1;
+    if (raw->len != t->elements * 4)
+      return reply_error(call, ST_INVALID_ARGUMENT, "input byte size mismatch for input '%s' "
+                         "for model '%s'. Expected %zu, got %zu", t->name, m->name,
+                         t->elements * 4, raw->len), -1;
+    hash_bytes(hash, raw->data, raw->len);
+    return 0;
+  }
+  bool fp32 = strcmp(t->datatype, "FP32") == 0;
+  size_t n = !c ? 0 : fp32 ? c->n_fp32_contents : c->n_int_contents;
+  if (n != t->elements)
+    return reply_error(call, ST_INVALID_ARGUMENT, "unexpected number of elements for input '%s' "
+                       "for model '%s' in contents.%s. Expected %zu, got %zu", t->name, m->name,
+                       fp32 ? "fp32_contents" : "int_contents", t->elements, n), -1;
+  hash_bytes(hash, fp32 ? (const void *)c->fp32_contents : (const void *)c->int_contents, n * 4);
+  return 0;
+}
+
+static int check_infer(struct gs_h2_call *call, const Inference__ModelInferRequest *q,
+                       const struct gs__model *m, bool wanted[], uint64_t *hash)
+{
+  bool seen[GS__MAX_TENSORS] = {0};
+  if (q->n_raw_input_contents && q->n_raw_input_contents != q->n_inputs)
+    return reply_error(call, ST_INVALID_ARGUMENT, "%zu raw_input_contents for %zu inputs: give "
+                       "one per input, in the inputs' order", q->n_raw_input_contents,
+                       q->n_inputs), -1;
+  for (size_t i = 0; i < q->n_inputs; i++)
+    if (check_input(call, q, m, i, seen, hash) != 0)
+      return -1;
+  for (unsigned k = 0; k < m->nin; k++)
+    if (!seen[k])
+      return reply_error(call, ST_INVALID_ARGUMENT, "expected %u inputs but got %zu inputs for "
+                         "model '%s': missing '%s'", m->nin, q->n_inputs, m->name,
+                         m->in[k].name), -1;
+  for (unsigned k = 0; k < m->nout; k++)
+    wanted[k] = q->n_outputs == 0;
+  for (size_t i = 0; i < q->n_outputs; i++) {
+    unsigned k;
+    for (k = 0; k < m->nout && strcmp(m->out[k].name, q->outputs[i]->name) != 0; k++)
+      ;
+    if (k == m->nout)
+      return reply_error(call, ST_INVALID_ARGUMENT, "unexpected inference output '%.100s' for "
+                         "model '%s'", q->outputs[i]->name, m->name), -1;
+    wanted[k] = true;
+  }
+  return 0;
+}
+
+/* The answer: every wanted output, its values in raw_output_contents. */
+static int pack_answer(const Inference__ModelInferRequest *q, const struct gs__model *m,
+                       const bool wanted[], uint64_t hash, struct pending *p)
+{
+  Inference__ModelInferResponse r = INFERENCE__MODEL_INFER_RESPONSE__INIT;
+  Inference__ModelInferResponse__InferOutputTensor t[GS__MAX_TENSORS], *outs[GS__MAX_TENSORS];
+  ProtobufCBinaryData raw[GS__MAX_TENSORS];
+  float vals[GS__MAX_TENSORS][384];
+  char *version = "1";
+  size_t n = 0;
+  for (unsigned k = 0; k < m->nout; k++) {
+    if (!wanted[k])
+      continue;
+    inference__model_infer_response__infer_output_tensor__init(&t[n]);
+    t[n].name = (char *)m->out[k].name;
+    t[n].datatype = (char *)m->out[k].datatype;
+    t[n].n_shape = m->out[k].ndims;
+    t[n].shape = (int64_t *)m->out[k].shape;
+    gs__worker_output_values(hash, k, vals[n], m->out[k].elements);
+    raw[n].data = (uint8_t *)vals[n]; /* little-endian hosts, as Triton's raw contents */
+    raw[n].len = m->out[k].elements * 4;
+    outs[n] = &t[n];
+    n++;
+  }
+  r.model_name = (char *)m->name;
+  r.model_version = version;
+  r.id = q->id;
+  r.n_outputs = n;
+  r.outputs = outs;
+  r.n_raw_output_contents = n;
+  r.raw_output_contents = raw;
+  p->len = protobuf_c_message_get_packed_size(&r.base);
+  if (!(p->resp = malloc(p->len ? p->len : 1)))
+    return -1;
+  protobuf_c_message_pack(&r.base, p->resp);
+  return 0;
+}
+
+static void on_computed(void *ctx, bool ok, uint64_t queue_us, uint64_t compute_us)
+{
+  struct pending *p = ctx;
+  (void)queue_us;
+  (void)compute_us;
+  if (ok)
+    gs_h2_call_reply(p->call, ST_OK, p->resp, p->len, NULL);
+  else
+    gs_h2_call_reply(p->call, ST_UNAVAILABLE, NULL, 0, "the worker is stopping");
+  free(p->resp);
+  free(p);
+}
+
+static void model_infer(struct gs_grpc_server *g, struct gs_h2_call *call,
+                        const struct gs_h2_request *req)
+{
+  Inference__ModelInferRequest *q =
+      inference__model_infer_request__unpack(NULL, req->msg_len, req->msg);
+  struct gs__model m;
+  bool wanted[GS__MAX_TENSORS];
+  uint64_t hash = 14695981039346656037ull;
+  struct pending *p = NULL;
+  if (!q) {
+    reply_error(call, ST_INVALID_ARGUMENT, "cannot parse the ModelInferRequest message");
+    return;
+  }
+  if (gs__worker_model(g->w, q->model_name, strlen(q->model_name), &m) != 0 ||
+      !version_ok(q->model_version)) {
+    reply_error(call, ST_NOT_FOUND, "Request for unknown model: '%.100s' version '%.20s' is not found",
+                q->model_name, q->model_version);
+  } else if (check_infer(call, q, &m, wanted, &hash) != 0) {
+    gs__worker_failed(g->w, m.idx);
+  } else if (!(p = calloc(1, sizeof(*p))) || (p->call = call, pack_answer(q, &m, wanted, hash, p)) != 0 ||
+             gs__worker_enqueue(g->w, m.idx, on_computed, p) != 0) {
+    /* enqueue answers through on_computed (at once for an instant worker) */
+    gs__worker_failed(g->w, m.idx);
+    reply_error(call, ST_RESOURCE_EXHAUSTED, "out of memory");
+    if (p)
+      free(p->resp);
+    free(p);
+  }
+  inference__model_infer_request__free_unpacked(q, NULL);
+}
+
+/* ---- dispatch ---- */
+
+static bool is(const struct gs_h2_request *req, const char *method)
+{
+  size_t n = strlen(SERVICE), m = strlen(method);
+  return req->path_len == n + m && memcmp(req->path, SERVICE, n) == 0 &&
+         memcmp(req->path + n, method, m) == 0;
+}
+
+static void handle(void *ctx, struct gs_h2_call *call, const struct gs_h2_request *req)
+{
+  struct gs_grpc_server *g = ctx;
+  if (is(req, "ModelInfer"))
+    model_infer(g, call, req);
+  else if (is(req, "ServerLive"))
+    server_live(call);
+  else if (is(req, "ServerReady"))
+    server_ready(g, call);
+  else if (is(req, "ModelReady"))
+    model_ready(g, call, req);
+  else if (is(req, "ServerMetadata"))
+    server_metadata(call);
+  else if (is(req, "ModelMetadata"))
+    model_metadata(g, call, req);
+  else
+    reply_error(call, ST_UNIMPLEMENTED, "unknown method %.*s (the worker serves ServerLive, "
+                "ServerReady, ModelReady, ServerMetadata, ModelMetadata, ModelInfer)",
+                (int)(req->path_len > 200 ? 200 : req->path_len), req->path);
+}
+
+int gs__grpc_worker_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_worker *w, int fd,
+                        struct gs_grpc_server **out)
+{
+  struct gs_grpc_server *g = calloc(1, sizeof(*g));
+  int rc;
+  *out = NULL;
+  if (!g)
+    return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating the gRPC server");
+  g->w = w;
+  if ((rc = gs_h2_server_new(err, loop, NULL, handle, g, &g->h2)) != 0 ||
+      (fd >= 0 && (rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0)) {
+    gs__grpc_worker_free(g);
+    return rc;
+  }
+  *out = g;
+  return 0;
+}
+
+void gs__grpc_worker_free(struct gs_grpc_server *g)
+{
+  if (!g)
+    return;
+  gs_h2_server_free(g->h2);
+  free(g);
+}
+
+struct gs_h2_server *gs__grpc_worker_h2(struct gs_grpc_server *g)
+{
+  return g->h2;
+}
