@@ -28,7 +28,7 @@ const struct cli_family cli_families[] = {
 };
 const unsigned cli_nfamilies = GS_NITEMS(cli_families);
 
-enum { G_EMULATE = 1, G_STATE, G_BACKEND, G_QUIET, G_HELP, G_VERSION };
+enum { G_EMULATE = 1, G_STATE, G_BACKEND, G_LOG_FORMAT, G_LOG_LEVEL, G_QUIET, G_HELP, G_VERSION };
 
 const struct cli_opt cli_global_opts[] = {
     {"emulate", 0, "SPEC", G_EMULATE, NULL,
@@ -37,6 +37,11 @@ const struct cli_opt cli_global_opts[] = {
      CLI_VALUE_FILE, NULL},
     {"backend", 0, "nvml|emu", G_BACKEND, "nvml when libnvidia-ml.so.1 loads and sees a GPU, else emu",
      "real GPUs through NVML, or emulated ones", CLI_VALUE_CHOICE, NULL},
+    {"log-format", 0, "auto|text|journal|json", G_LOG_FORMAT,
+     "auto: journal when stderr is the journal, else text",
+     "how log lines look (env GPUSLICE_LOG_FORMAT)", CLI_VALUE_CHOICE, NULL},
+    {"log-level", 0, "debug|info|notice|warning|error", G_LOG_LEVEL, "info",
+     "the least severe log lines written (env GPUSLICE_LOG_LEVEL)", CLI_VALUE_CHOICE, NULL},
     {"quiet", 'q', NULL, G_QUIET, NULL, "no notice about emulated GPUs on stderr", CLI_VALUE_TEXT,
      NULL},
     {"help", 'h', NULL, G_HELP, NULL, "this text; `gpuslice COMMAND --help` for a command's",
@@ -82,7 +87,8 @@ static void print_help(FILE *out)
 static int take_globals(struct cli *c, int argc, char **argv)
 {
   const char **slot[] = {[G_EMULATE] = &c->cfg.emulate, [G_STATE] = &c->cfg.state_path,
-                         [G_BACKEND] = &c->cfg.kind};
+                         [G_BACKEND] = &c->cfg.kind, [G_LOG_FORMAT] = &c->log_format,
+                         [G_LOG_LEVEL] = &c->log_level};
   int out = 1;
   for (int i = 1; i < argc; i++) {
     bool taken = false;
@@ -216,7 +222,8 @@ int cli_main(int argc, char **argv)
   }
   if (!c.verb)
     return cli_usage("unknown command '%s'; `gpuslice --help` lists the commands", argv[1]);
-  cli_log_init();
+  if ((rc = cli_log_init(c.log_format, c.log_level)) != 0)
+    return rc;
   rc = c.verb->run(&c, argc - used, argv + used);
   gs_backend_close(c.backend);
   return rc;
@@ -234,7 +241,7 @@ int cli_backend(struct cli *c, struct gs_backend **out)
     /* Emulated GPUs are always announced, in one line, so no one mistakes them. */
     if (!c->quiet && gs_emu_state_path(c->backend) &&
         c->backend->ops->gpu_count(c->backend, &err, &n) == 0)
-      fprintf(stderr, "gpuslice: %s%s%u EMULATED GPU%s (state: %s)\n",
+      gs_log_warn(NULL, "%s%s%u EMULATED GPU%s (state: %s)",
               c->backend->why_emulated, c->backend->why_emulated[0] ? "; using " : "using ", n,
               n == 1 ? "" : "s", gs_emu_state_path(c->backend));
   }

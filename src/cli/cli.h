@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "backend/backend.h"
 
@@ -25,6 +26,8 @@ struct cli {
   struct gs_backend_config cfg;
   struct gs_backend *backend;  /* opened on first use */
   bool quiet;                  /* no "using emulated GPUs" notice */
+  const char *log_format;      /* --log-format, or NULL */
+  const char *log_level;       /* --log-level, or NULL */
   bool json;                   /* --json: machine-readable output */
   const char *gpus;            /* -i value, NULL = all */
   const struct cli_verb *verb; /* the verb running (its options, help and name) */
@@ -38,8 +41,22 @@ struct cli {
 
 /* Runs one gpuslice command line; returns the exit status. */
 int cli_main(int argc, char **argv);
-/* The libraries' log events to stdout (progress) and stderr (log.c). */
-void cli_log_init(void);
+/* The libraries' log events (log.c): the sink, in the format and from the
+ * level asked (--log-format auto|text|journal|json, --log-level; NULL: the
+ * environment's GPUSLICE_LOG_FORMAT and GPUSLICE_LOG_LEVEL, else auto and
+ * info). 0, or the usage exit after saying what was wrong. */
+int cli_log_init(const char *format, const char *level);
+/* Every level's lines on stderr in the text format (a command whose events
+ * are its log, not its output: `queue run`). */
+void cli_log_to_stderr(void);
+enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JOURNAL, CLI_LOG_JSON };
+/* "debug", "info", "notice", "warning" ("warn"), "error" ("err"); -1 else. */
+int cli_log_level_parse(const char *text, enum gs_log_level *out);
+/* One event as the sink writes it, newline-ended, into buf (cut to fit);
+ * stamp: the text format's time and level (a terminal). Returns its length. */
+size_t cli_log_format_line(char *buf, size_t size, enum cli_log_format format, bool stamp,
+                           const struct timespec *now, enum gs_log_level level, const char *source,
+                           const char *msg, const struct gs_log_field *fields, size_t nfields);
 
 /* How a value is completed (`gpuslice complete`, the shells' scripts). */
 enum cli_value {
@@ -119,7 +136,7 @@ void cli_opt_spelling(const struct cli_opt *o, char *buf, size_t size);
 /* The verb that `words` name (e.g. {"gi", "create"}), or NULL; *used gets how
  * many words named it. */
 const struct cli_verb *cli_find_verb(int nwords, char **words, int *used);
-/* The global options (--emulate, --emu-state, --backend, -q, -h, -V). */
+/* The global options (--emulate, --emu-state, --backend, --log-format, --log-level, -q, -h, -V). */
 extern const struct cli_opt cli_global_opts[];
 /* `gpuslice complete` (cmd_complete.c). */
 extern const struct cli_verb cli_verbs_complete[];

@@ -1,14 +1,13 @@
 /* cmd_queue.c: the slice queue: `gpuslice queue submit` (a job file in the
  * spool directory), `gpuslice queue run` (starts queued jobs in fair order as
- * slices free up; jobs keep running if it stops; its events are lines on
- * stderr), `gpuslice jobs` (queued, running and finished jobs, why queued
+ * slices free up; jobs keep running if it stops; its events, logged by the
+ * jobs layer, are lines on stderr), `gpuslice jobs` (queued, running and finished jobs, why queued
  * ones wait, their logs) and `gpuslice jobs log`. Parsing and printing only. */
 #include "cli/cli.h"
 #include "jobs/jobs.h"
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -182,73 +181,6 @@ static void on_stop(int sig)
   stop_flag = 1;
 }
 
-/* The queue's own events, one plain line each on stderr: the one place
- * they are written, until the library's logger takes them. */
-static void GS_PRINTF(1, 2) queue_log(const char *fmt, ...)
-{
-  va_list ap;
-  fputs("gpuslice queue: ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
-
-/* "python train.py --epochs 3", cut to fit. */
-static void command_text(const struct gs_jobs_job *j, char *out, size_t size)
-{
-  size_t used = 0;
-  out[0] = 0;
-  for (unsigned k = 0; k < j->argc && used + 1 < size; k++)
-    used += (size_t)snprintf(out + used, size - used, "%s%s", k ? " " : "", j->argv[k]);
-}
-
-/* "3g.20gb", "24.00 GiB", or the mode for a share of a whole GPU. */
-static void request_text(const struct gs_jobs_request *r, char *out, size_t size)
-{
-  if (r->profile[0])
-    snprintf(out, size, "%s%s", r->mode == GS_JOBS_MPS ? "mps in " : "", r->profile);
-  else if (r->mode == GS_JOBS_MIG)
-    snprintf(out, size, "%.2f GiB", (double)r->memory_mib / 1024.0);
-  else
-    snprintf(out, size, "%s", gs_jobs_mode_name(r->mode));
-}
-
-static void log_ended(const struct gs_jobs_job *j)
-{
-  char how[64], left[96] = "";
-  if (j->signal)
-    snprintf(how, sizeof(how), "killed by %s (exit %d)", strsignal(j->signal), j->exit_status);
-  else
-    snprintf(how, sizeof(how), "exit %d", j->exit_status);
-  if (j->leftovers)
-    snprintf(left, sizeof(left), "; %u leftover process%s killed (found by %s)", j->leftovers,
-             j->leftovers == 1 ? "" : "es", j->tracking);
-  queue_log("%s ended: %s after %.1fs, user %s, GPU %u %s %s%s%s%s", j->id, how,
-            j->started > 0 && j->ended > j->started ? j->ended - j->started : 0.0, j->user,
-            j->gpu, j->slice_profile, j->slice_uuid, left, j->reason[0] ? ": " : "", j->reason);
-}
-
-static void on_event(void *arg, const struct gs_jobs_job *j, const char *what)
-{
-  char req[64], cmd[160];
-  (void)arg;
-  if (strcmp(what, "started") == 0) {
-    queue_log("%s started: user %s, GPU %u %s %s", j->id, j->user, j->gpu, j->slice_profile,
-              j->slice_uuid);
-  } else if (strcmp(what, "ended") == 0) {
-    log_ended(j);
-  } else if (strcmp(what, "submitted") == 0) {
-    request_text(&j->req, req, sizeof(req));
-    command_text(j, cmd, sizeof(cmd));
-    queue_log("%s submitted: user %s, %s: %s", j->id, j->user, req, cmd);
-  } else if (strcmp(what, "waits") == 0) {
-    queue_log("%s waits (%s): %s", j->id, gs_jobs_wait_name(j->waits), j->reason);
-  } else {
-    queue_log("%s %s: %s", j->id, what, j->reason);
-  }
-}
-
 /* After --until-empty: the jobs it left queued, which no slice of the
  * current layout can take; 0 when there are none, else the exit status. */
 static int left_queued(const char *dir)
@@ -261,14 +193,14 @@ static int left_queued(const char *dir)
   for (unsigned i = 0; i < n; i++) {
     if (jobs[i].state != GS_JOBS_QUEUED || jobs[i].waits != GS_JOBS_WAIT_LAYOUT)
       continue;
-    queue_log("%s stays queued: %s", jobs[i].id, jobs[i].reason);
+    gs_log_notice("queue", "%s stays queued: %s", jobs[i].id, jobs[i].reason);
     left++;
   }
   gs_jobs_list_free(jobs, n);
   if (left)
-    fprintf(stderr, "gpuslice: queue run --until-empty: %u job%s cannot run on this machine's "
-            "current layout and stay%s queued; make the slices they need (`gpuslice apply`) "
-            "or cancel them\n", left, left == 1 ? "" : "s", left == 1 ? "s" : "");
+    gs_log_warn(NULL, "queue run --until-empty: %u job%s cannot run on this machine's current "
+                "layout and stay%s queued; make the slices they need (`gpuslice apply`) or "
+                "cancel them", left, left == 1 ? "" : "s", left == 1 ? "s" : "");
   return left ? GS_EXIT_FAILED : GS_EXIT_OK;
 }
 
@@ -352,12 +284,12 @@ static int run_queue(struct cli *c, int argc, char **argv)
   sigaction(SIGINT, &sa, NULL);
   o.q.cfg = &c->cfg;
   o.q.stop = &stop_flag;
-  o.q.on_event = on_event;
-  queue_log("serving %s%s", dir, o.q.until_empty ? " (until empty)" : "");
+  cli_log_to_stderr(); /* its events are its log; stdout stays free */
+  gs_log_info("queue", "serving %s%s", dir, o.q.until_empty ? " (until empty)" : "");
   if (gs_jobs_queue_run(&err, b, dir, &o.q) != 0)
     return cli_fail(&err);
   if (stop_flag) {
-    queue_log("stopped; running jobs carry on under their shepherds");
+    gs_log_notice("queue", "stopped; running jobs carry on under their shepherds");
     return GS_EXIT_OK;
   }
   return o.q.until_empty ? left_queued(dir) : GS_EXIT_OK;
@@ -447,11 +379,11 @@ static void print_jobs(const char *dir, const struct gs_jobs_job *jobs, unsigned
       snprintf(ex, sizeof(ex), "%d", j->exit_status);
     else
       snprintf(ex, sizeof(ex), "-");
-    command_text(j, cmd, sizeof(cmd));
+    gs_jobs_command_text(j, cmd, sizeof(cmd));
     if (j->slice_profile[0])
       snprintf(slice, sizeof(slice), "%s", j->slice_profile);
     else
-      request_text(&j->req, slice, sizeof(slice));
+      gs_jobs_request_text(&j->req, slice, sizeof(slice));
     gs_jobs_log_path(dir, j->id, log);
     printf("%-8s %-10s %-9s %-12s %-8s %-8s %-5s %-*s %s\n", j->id, j->user,
            gs_jobs_state_name(j->state), slice, start, end, ex, lw, has_log(j) ? log : "-", cmd);

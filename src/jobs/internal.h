@@ -14,6 +14,8 @@ bool gs__jobs_alive(int pid, uint64_t start);
 double gs__jobs_now(void);
 /* True on emulated GPUs. */
 bool gs__jobs_emulated(struct gs_backend *b);
+/* Logs what the queue runner saw of job j (`what`: events.c). */
+void gs__jobs_event(const struct gs_jobs_job *j, const char *what);
 
 /* Typed field readers for the jobs layer's JSON files. Each fails with
  * GS_E_CORRUPT_STATE "<origin>: <where>.<key>: <what>". */

@@ -260,14 +260,17 @@ struct gs_jobs_queue_opts {
   unsigned grace_ms;                   /* a job's leftovers: SIGTERM to SIGKILL; 0: 5000 */
   bool until_empty;                    /* return once nothing is queued or running */
   volatile int *stop;                  /* set by a signal handler: return */
-  /* Told of what the queue sees and does (may be NULL), `what` being
-   * "submitted" (a job new since the last pass), "waits" (its reason
-   * changed), "started", "ended" (DONE: exit status, times, slice,
+  /* What the queue sees and does is logged (gs_log_*, source "queue",
+   * events.c): a job "submitted" (new since the last pass), "waits" (its
+   * reason changed), "started", "ended" (exit status, duration, slice,
    * leftovers), "lost", "refused", and for files that are not jobs to run
-   * "set aside", "not a job", "skipped" (reason says why). */
-  void (*on_event)(void *arg, const struct gs_jobs_job *job, const char *what);
-  void *arg;
+   * "set aside", "not a job", "skipped" (the reason says why). */
 };
+
+/* "python train.py --epochs 3", cut to fit size. */
+void gs_jobs_command_text(const struct gs_jobs_job *j, char *out, size_t size);
+/* "3g.20gb", "mps in 1g.5gb", "24.00 GiB", or the mode for a share of a whole GPU. */
+void gs_jobs_request_text(const struct gs_jobs_request *r, char *out, size_t size);
 
 /* One scheduling pass: marks RUNNING jobs whose shepherd died LOST (never
  * reruns them: a job is started at most once), then starts queued jobs in

@@ -297,25 +297,23 @@ static void memo_add(struct memo *m, const char *name)
     snprintf(m->name[m->n++], sizeof(m->name[0]), "%s", name);
 }
 
-/* Tells on_event `what` about file `name` (a job id or a file name), once
- * per runner when `once`. */
-static void tell(const struct gs_jobs_queue_opts *o, const char *name, const char *what,
-                 const char *why, bool once)
+/* Logs `what` of file `name` (a job id or a file name), once per runner
+ * when `once`. */
+static void tell(const char *name, const char *what, const char *why, bool once)
 {
   static struct gs_jobs_job j; /* large: kept off the stack */
-  if (!o->on_event || (once && memo_has(&told, name)))
+  if (once && memo_has(&told, name))
     return;
   if (once)
     memo_add(&told, name);
   memset(&j, 0, sizeof(j));
   snprintf(j.id, sizeof(j.id), "%.*s", (int)sizeof(j.id) - 1, name);
   snprintf(j.reason, sizeof(j.reason), "%s", why);
-  o->on_event(o->arg, &j, what);
+  gs__jobs_event(&j, what);
 }
 
 struct screen {
   const char *dir;
-  const struct gs_jobs_queue_opts *o;
 };
 
 /* Moves a file that must not run aside to queue/bad/, saying so in one
@@ -327,20 +325,20 @@ static void set_aside(const struct screen *sc, const char *name, const char *why
   struct gs_err e = {0};
   if (gs_jobs_set_aside(&e, sc->dir, name, moved) == 0) {
     snprintf(line, sizeof(line), "%s; moved to %s", why, moved);
-    tell(sc->o, name, "set aside", line, false);
+    tell(name, "set aside", line, false);
   } else {
     snprintf(line, sizeof(line), "%s; %s: move it away", why, e.msg);
-    tell(sc->o, name, "not a job", line, true);
+    tell(name, "not a job", line, true);
   }
 }
 
-static void foreign(const struct screen *sc, const char *name, unsigned owner)
+static void foreign(const char *name, unsigned owner)
 {
   char why[GS_ERR_MSG_SIZE];
   snprintf(why, sizeof(why), "not started: it is uid %u's job and this runner (uid %u) starts "
            "only its own user's; root's `gpuslice queue run` starts every user's", owner,
            (unsigned)geteuid());
-  tell(sc->o, name, "skipped", why, true);
+  tell(name, "skipped", why, true);
 }
 
 /* gs_jobs_list's note: another user's private job, or a file that is not a job. */
@@ -354,7 +352,7 @@ static void on_note(void *arg, const char *name, const struct gs_err *why)
     return;
   }
   snprintf(path, sizeof(path), "%s/queue/%s", sc->dir, name);
-  foreign(sc, name, lstat(path, &st) == 0 ? (unsigned)st.st_uid : (unsigned)-1);
+  foreign(name, lstat(path, &st) == 0 ? (unsigned)st.st_uid : (unsigned)-1);
 }
 
 /* Leaves out of this pass (locally CANCELLED, never written) the jobs this
@@ -370,7 +368,7 @@ static void screen(const struct screen *sc, struct gs_jobs_job *jobs, unsigned n
     char name[GS_JOBS_ID_SIZE + 8], why[PATH_MAX + 2 * GS_ERR_MSG_SIZE] = "";
     snprintf(name, sizeof(name), "%s.json", j->id);
     if (geteuid() != 0 && j->owner != (unsigned)geteuid())
-      foreign(sc, name, j->owner);
+      foreign(name, j->owner);
     else if (j->state == GS_JOBS_QUEUED && !has_claim(c, nc, j->id) && memo_has(&handed, j->id))
       snprintf(why, sizeof(why), "%s/queue/%s: handed to a shepherd that never recorded it "
                "running (%s)", sc->dir, name,
@@ -386,7 +384,7 @@ static void screen(const struct screen *sc, struct gs_jobs_job *jobs, unsigned n
 /* Fills the users' running counts and oldest queued jobs; marks dead
  * shepherds' jobs LOST. Returns the number of jobs queued, running, or
  * holding a claim still. */
-static unsigned tally(const char *dir, const struct gs_jobs_queue_opts *o, struct gs_jobs_job *jobs,
+static unsigned tally(const char *dir, struct gs_jobs_job *jobs,
                       unsigned n, const struct gs_jobs_claim *c, unsigned nc, struct user *u,
                       unsigned *nu, unsigned *running)
 {
@@ -395,9 +393,9 @@ static unsigned tally(const char *dir, const struct gs_jobs_queue_opts *o, struc
     struct gs_jobs_job *j = &jobs[i];
     struct user *us;
     if (j->state == GS_JOBS_RUNNING && !shepherd_holds(j, c, nc) &&
-        gs__jobs_edit(NULL, dir, j->id, mark_lost, j) == 0 && o->on_event) {
+        gs__jobs_edit(NULL, dir, j->id, mark_lost, j) == 0) {
       j->state = GS_JOBS_LOST;
-      o->on_event(o->arg, j, "lost");
+      gs__jobs_event(j, "lost");
     }
     us = user_of(u, nu, j->user);
     if (j->started > us->last_start)
@@ -525,8 +523,7 @@ static bool mark_wait(struct gs_jobs_job *j, void *arg)
 }
 
 /* Writes each queued job's wait into its file where it changed, and tells. */
-static void record_waits(const char *dir, const struct gs_jobs_queue_opts *o,
-                         struct gs_jobs_job *jobs, unsigned n, const struct wait *w)
+static void record_waits(const char *dir, struct gs_jobs_job *jobs, unsigned n, const struct wait *w)
 {
   for (unsigned i = 0; i < n; i++) {
     struct gs_jobs_job *j = &jobs[i];
@@ -538,8 +535,7 @@ static void record_waits(const char *dir, const struct gs_jobs_queue_opts *o,
       continue;
     j->waits = w[i].why;
     snprintf(j->reason, sizeof(j->reason), "%s", w[i].reason);
-    if (o->on_event)
-      o->on_event(o->arg, j, "waits");
+    gs__jobs_event(j, "waits");
   }
 }
 
@@ -561,16 +557,19 @@ static int cmp_seen(const void *key, const void *elem)
   return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
 }
 
-/* Tells the jobs submitted, and those that ended, since the last pass. */
-static void report_changes(const struct gs_jobs_queue_opts *o, const struct gs_jobs_job *jobs,
-                           unsigned n)
+/* Logs the jobs submitted, and those that ended, since the last pass. */
+static void report_changes(const struct gs_jobs_job *jobs, unsigned n)
 {
-  for (unsigned i = 0; o->on_event && seen_once && i < n; i++) {
+  for (unsigned i = 0; seen_once && i < n; i++) {
     const struct seen_job *was = bsearch(jobs[i].id, seen, nseen, sizeof(*seen), cmp_seen);
     if (!was && jobs[i].state == GS_JOBS_QUEUED)
-      o->on_event(o->arg, &jobs[i], "submitted");
-    else if (was && was->state == GS_JOBS_RUNNING && jobs[i].state == GS_JOBS_DONE)
-      o->on_event(o->arg, &jobs[i], "ended");
+      gs__jobs_event(&jobs[i], "submitted");
+    /* One this runner handed to a shepherd may end before its file ever
+     * said RUNNING at a pass: still told, once. */
+    else if (was && jobs[i].state == GS_JOBS_DONE &&
+             (was->state == GS_JOBS_RUNNING ||
+              (was->state == GS_JOBS_QUEUED && memo_has(&handed, jobs[i].id))))
+      gs__jobs_event(&jobs[i], "ended");
   }
 }
 
@@ -611,8 +610,7 @@ static int try_start(struct gs_err *err, struct gs_backend *b, const char *dir,
     if (gs__jobs_edit(err, dir, j->id, mark_refused, e.msg) == 0) {
       j->state = GS_JOBS_REFUSED;
       snprintf(j->reason, sizeof(j->reason), "%s", e.msg);
-      if (o->on_event)
-        o->on_event(o->arg, j, "refused");
+      gs__jobs_event(j, "refused");
     }
     return 0;
   }
@@ -629,8 +627,7 @@ static int try_start(struct gs_err *err, struct gs_backend *b, const char *dir,
   j->gpu = c.gpu;
   snprintf(j->slice_uuid, sizeof(j->slice_uuid), "%s", c.uuid);
   snprintf(j->slice_profile, sizeof(j->slice_profile), "%s", c.profile);
-  if (o->on_event)
-    o->on_event(o->arg, j, "started");
+  gs__jobs_event(j, "started");
   return 1;
 }
 
@@ -641,7 +638,7 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
   struct gs_jobs_claim *c = NULL;
   struct user *u = NULL, *us;
   struct wait *w = NULL;
-  struct screen sc = {dir, o};
+  struct screen sc = {dir};
   unsigned n = 0, nc = 0, nu = 0, running = 0;
   int rc;
   *started = *active = 0;
@@ -652,12 +649,12 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
       (rc = gs_jobs_list(err, dir, on_note, &sc, &jobs, &n)) != 0)
     goto out;
   screen(&sc, jobs, n, c, nc);
-  report_changes(o, jobs, n);
+  report_changes(jobs, n);
   if (n && (!(u = calloc(n, sizeof(*u))) || !(w = calloc(n, sizeof(*w))))) {
     rc = gs_err_set(err, GS_E_NO_MEMORY, "out of memory scheduling");
     goto out;
   }
-  *active = tally(dir, o, jobs, n, c, nc, u, &nu, &running);
+  *active = tally(dir, jobs, n, c, nc, u, &nu, &running);
   while ((!o->max_running || running < o->max_running) && (us = fairest(u, nu, o)) != NULL) {
     struct gs_jobs_job *j = &jobs[us->next];
     /* A request a fairer user could not get is not given to a later user in
@@ -684,7 +681,7 @@ int gs_jobs_queue_pass(struct gs_err *err, struct gs_backend *b, const char *dir
     us->next = next_queued(jobs, n, c, nc, us->name, us->next);
   }
   explain(jobs, n, c, nc, u, &nu, o, running, w);
-  record_waits(dir, o, jobs, n, w);
+  record_waits(dir, jobs, n, w);
   remember(jobs, n);
   rc = 0;
 out:

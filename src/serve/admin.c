@@ -332,7 +332,12 @@ static void one_worker(struct gs_proxy_admin_server *a, struct gs_http_conn *con
       gs_http_respond_error(conn, 415, "POST /workers/%zu/%s needs Content-Type: "
                             "application/json (the body may be empty)", w, acts[i].name);
     } else {
+      char ws[24];
+      struct gs_log_field f[] = {{"worker", ws}, {"action", acts[i].name}};
+      snprintf(ws, sizeof(ws), "%zu", w);
       gs_proxy_worker_admin(a->p, w, acts[i].to);
+      gs_log(GS_LOG_NOTICE, "serve", f, GS_NITEMS(f), "admin: worker %zu %s (POST /workers/%zu/%s)",
+             w, acts[i].name, w, acts[i].name);
       respond_json(conn, 200, worker_json(a, w));
     }
     return;

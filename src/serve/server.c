@@ -74,17 +74,26 @@ static void on_ready(void *ctx, struct gs_super *s, size_t w, bool ready)
   if (gs_super_info(s, w, &info) != 0)
     return;
   gs_proxy_worker_set(sv->proxy, w, info.port, ready);
-  gs_log_info("serve", "worker %zu (%s %s, port %u) %s the pool (%s)", w, info.profile,
-              info.uuid, info.port, ready ? "joined" : "left", gs_super_state_name(info.state));
+  char ws[24];
+  struct gs_log_field f[] = {{"worker", ws}, {"event", ready ? "joined" : "left"},
+                             {"slice", info.uuid}, {"profile", info.profile},
+                             {"state", gs_super_state_name(info.state)}};
+  snprintf(ws, sizeof(ws), "%zu", w);
+  gs_log(GS_LOG_INFO, "serve", f, GS_NITEMS(f), "worker %zu (%s %s, port %u) %s the pool (%s)", w,
+         info.profile, info.uuid, info.port, ready ? "joined" : "left",
+         gs_super_state_name(info.state));
   tell_workers(sv, ready);
 }
 
 static void on_eject(void *ctx, size_t w, bool ejected)
 {
+  char ws[24];
+  struct gs_log_field f[] = {{"worker", ws}, {"event", ejected ? "ejected" : "returned"}};
   (void)ctx;
-  gs_log_info("serve", "worker %zu %s", w,
-              ejected ? "ejected from the pool after consecutive failures"
-                      : "back in the pool after its ejection");
+  snprintf(ws, sizeof(ws), "%zu", w);
+  gs_log(GS_LOG_INFO, "serve", f, GS_NITEMS(f), "worker %zu %s", w,
+         ejected ? "ejected from the pool after consecutive failures"
+                 : "back in the pool after its ejection");
 }
 
 /* ---- the autoscaler's wiring ---- */
