@@ -44,6 +44,7 @@ struct gs_h2_server {
   struct gs_h2_conn *conns;
   struct gs_net_idle_list idle;
   void (*on_refuse)(void *ctx); /* each answer of the server's own */
+  bool freeing;                 /* gs_h2_server_free closes the connections */
   void *refuse_ctx;
 };
 
@@ -71,6 +72,7 @@ struct gs_h2_call {
   struct gs_h2_call *prev, *next;
   int32_t id;
   bool dispatched, replied, bad;
+  bool grpc_type; /* its content-type starts with application/grpc */
   char path[256];
   size_t path_len;
   uint64_t deadline_us;
@@ -164,6 +166,8 @@ static void conn_free(struct gs_h2_conn *c)
   while (c->calls) {
     struct gs_h2_call *k = c->calls;
     call_unlink(k);
+    if (s->freeing && k->budget == &s->own_budget)
+      k->budget = NULL; /* that budget goes with the server: nothing to give back later */
     if (!k->dispatched || k->replied)
       call_free(k); /* else the handler still holds it: freed when answered */
   }
@@ -298,6 +302,23 @@ static void refuse(struct gs_h2_call *k, int status, const char *message)
   gs_h2_call_reply(k, status, NULL, 0, message);
 }
 
+/* A request that is not gRPC at all (its content-type) gets HTTP 415 and
+ * no gRPC status, as gRPC's HTTP/2 protocol says: a plain HTTP client must
+ * not read a gRPC error, which is a 200, as a success. */
+static void refuse_not_grpc(struct gs_h2_call *k)
+{
+  struct gs_h2_conn *c = k->conn;
+  nghttp2_nv hdr[] = {{(uint8_t *)":status", (uint8_t *)"415", 7, 3, NGHTTP2_NV_FLAG_NONE}};
+  call_timer_stop(k);
+  call_release(k);
+  k->dispatched = k->replied = true;
+  if (c->srv->on_refuse)
+    c->srv->on_refuse(c->srv->refuse_ctx);
+  if (nghttp2_submit_response(c->ng, k->id, hdr, GS_NITEMS(hdr), NULL) != 0)
+    nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, k->id, NGHTTP2_INTERNAL_ERROR);
+  conn_schedule(c);
+}
+
 static int64_t on_call_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
 {
   struct gs_h2_call *k = data;
@@ -367,6 +388,9 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
       k->bad = true;
     else
       memcpy(k->path, value, valuelen), k->path_len = valuelen;
+  } else if (namelen == 12 && memcmp(name, "content-type", 12) == 0) {
+    k->grpc_type = valuelen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
+                   (valuelen == 16 || value[16] == '+' || value[16] == ';');
   } else if (namelen == 12 && memcmp(name, "grpc-timeout", 12) == 0 &&
              (t = timeout_us(value, valuelen)) != 0) {
     k->deadline_us = gs_net_loop_now_us() + t;
@@ -479,6 +503,11 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user
   struct gs_h2_call *k;
   if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK))
     c->settings = true; /* the handshake is done: the head timeout no longer applies */
+  if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST &&
+      (k = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id)) && !k->grpc_type) {
+    refuse_not_grpc(k);
+    return 0;
+  }
   if ((f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS) ||
       !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
     return 0;
@@ -776,6 +805,7 @@ void gs_h2_server_free(struct gs_h2_server *s)
 {
   if (!s)
     return;
+  s->freeing = true;
   while (s->conns)
     conn_free(s->conns);
   if (s->listen_fd >= 0)
