@@ -15,7 +15,7 @@
 #include <string.h>
 
 /* gRPC status codes (grpc/doc/statuscodes.md). */
-enum { ST_OK = 0, ST_INVALID_ARGUMENT = 3, ST_NOT_FOUND = 5, ST_RESOURCE_EXHAUSTED = 8,
+enum { ST_OK = 0, ST_INVALID_ARGUMENT = 3, ST_DEADLINE_EXCEEDED = 4, ST_NOT_FOUND = 5, ST_RESOURCE_EXHAUSTED = 8,
        ST_UNIMPLEMENTED = 12, ST_INTERNAL = 13, ST_UNAVAILABLE = 14 };
 
 #define SERVICE "/inference.GRPCInferenceService/"
@@ -23,11 +23,17 @@ enum { ST_OK = 0, ST_INVALID_ARGUMENT = 3, ST_NOT_FOUND = 5, ST_RESOURCE_EXHAUST
 struct gs_grpc_server {
   struct gs_h2_server *h2;
   struct gs_worker *w;
+  struct gs_net_loop *loop;
 };
 
-/* An infer call waiting for its modelled turn, its answer already packed. */
+/* An infer call waiting for its modelled turn, its answer already packed;
+ * with a grpc-timeout, a timer takes it off the slice's queue at its
+ * deadline. */
 struct pending {
+  struct gs_grpc_server *g;
   struct gs_h2_call *call;
+  struct gs__job *job;
+  uint64_t timer;
   uint8_t *resp;
   size_t len;
 };
@@ -82,11 +88,10 @@ static void server_ready(struct gs_grpc_server *g, struct gs_h2_call *call)
 static void server_metadata(struct gs_h2_call *call)
 {
   Inference__ServerMetadataResponse r = INFERENCE__SERVER_METADATA_RESPONSE__INIT;
-  char *ext[] = {"emulated"};
   r.name = "gpuslice-worker";
   r.version = "1";
-  r.n_extensions = GS_NITEMS(ext);
-  r.extensions = ext;
+  r.n_extensions = GS__WORKER_NEXTENSIONS;
+  r.extensions = (char **)gs__worker_extensions;
   reply_msg(call, &r.base);
 }
 
@@ -296,17 +301,33 @@ static int pack_answer(const Inference__ModelInferRequest *q, const struct gs__m
   return 0;
 }
 
+/* ok false: the worker is being freed, after its loop (and the timer) went. */
 static void on_computed(void *ctx, bool ok, uint64_t queue_us, uint64_t compute_us)
 {
   struct pending *p = ctx;
   (void)queue_us;
   (void)compute_us;
+  if (ok && p->timer)
+    gs_net_loop_timer_del(p->g->loop, p->timer);
   if (ok)
     gs_h2_call_reply(p->call, ST_OK, p->resp, p->len, NULL);
   else
     gs_h2_call_reply(p->call, ST_UNAVAILABLE, NULL, 0, "the worker is stopping");
   free(p->resp);
   free(p);
+}
+
+static int64_t on_deadline(struct gs_net_loop *loop, uint64_t id, void *data)
+{
+  struct pending *p = data;
+  (void)loop;
+  (void)id;
+  gs__worker_cancel(p->g->w, p->job);
+  gs_h2_call_reply(p->call, ST_DEADLINE_EXCEEDED, NULL, 0, "Deadline Exceeded: the call's "
+                   "grpc-timeout passed before its modelled inference ended");
+  free(p->resp);
+  free(p);
+  return GS_NET_TIMER_DONE;
 }
 
 static void model_infer(struct gs_grpc_server *g, struct gs_h2_call *call,
@@ -328,9 +349,18 @@ static void model_infer(struct gs_grpc_server *g, struct gs_h2_call *call,
                 q->model_name, q->model_version);
   } else if (check_infer(call, q, &m, wanted, &hash) != 0) {
     gs__worker_failed(g->w, m.idx);
-  } else if (!(p = calloc(1, sizeof(*p))) || (p->call = call, pack_answer(q, &m, wanted, hash, p)) != 0 ||
-             gs__worker_enqueue(g->w, m.idx, on_computed, p) != 0) {
+  } else if (req->deadline_us && req->deadline_us <= gs_net_loop_now_us()) {
+    gs__worker_failed(g->w, m.idx);
+    reply_error(call, ST_DEADLINE_EXCEEDED, "Deadline Exceeded: the call's grpc-timeout passed "
+                "before it was queued");
+  } else if (!(p = calloc(1, sizeof(*p))) ||
+             (p->g = g, p->call = call, pack_answer(q, &m, wanted, hash, p)) != 0 ||
+             (req->deadline_us && !(p->timer = gs_net_loop_timer_add(
+                  g->loop, req->deadline_us - gs_net_loop_now_us(), on_deadline, p))) ||
+             gs__worker_enqueue(g->w, m.idx, on_computed, p, &p->job) != 0) {
     /* enqueue answers through on_computed (at once for an instant worker) */
+    if (p && p->timer)
+      gs_net_loop_timer_del(g->loop, p->timer);
     gs__worker_failed(g->w, m.idx);
     reply_error(call, ST_RESOURCE_EXHAUSTED, "out of memory");
     if (p)
@@ -379,6 +409,7 @@ int gs__grpc_worker_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_
   if (!g)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating the gRPC server");
   g->w = w;
+  g->loop = loop;
   if ((rc = gs_h2_server_new(err, loop, NULL, handle, g, &g->h2)) != 0 ||
       (fd >= 0 && (rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0)) {
     gs__grpc_worker_free(g);
