@@ -200,6 +200,98 @@ check("grpcio with a 300 ms timeout: DEADLINE_EXCEEDED and the slice is free aga
       code == grpc.StatusCode.DEADLINE_EXCEEDED and
       wait_for(lambda: metric(HS, "nv_inference_pending_request_count") == 0, 0.5), code)
 
+# ---- item 1: unknown methods at once; ModelStreamInfer ----
+import queue
+class Held:
+    """A request iterator that keeps the stream open until told to end."""
+    def __init__(self):
+        self.q = queue.Queue()
+        self.ended = False
+    def put(self, m):
+        self.q.put(m)
+    def end(self):
+        self.q.put(None)
+    def __iter__(self):
+        return self
+    def __next__(self):
+        m = self.q.get()
+        if m is None:
+            self.ended = True
+            raise StopIteration
+        return m
+
+ch = grpc.insecure_channel("127.0.0.1:%d" % GF)
+held = Held()
+held.put(pb.ServerLiveRequest())
+unk = ch.stream_stream(SVC + "NoSuchMethod", request_serializer=lambda m: m.SerializeToString(),
+                       response_deserializer=pb.ServerLiveResponse.FromString)(held, timeout=20)
+try:
+    next(unk)
+    code = grpc.StatusCode.OK
+except grpc.RpcError as e:
+    code = e.code()
+check("an unknown method is UNIMPLEMENTED while the client keeps its stream open",
+      code == grpc.StatusCode.UNIMPLEMENTED and not held.ended, (code, held.ended))
+held.end()
+
+def stream_call(port, reqs, timeout=30):
+    return grpc.insecure_channel("127.0.0.1:%d" % port).stream_stream(
+        SVC + "ModelStreamInfer", request_serializer=lambda m: m.SerializeToString(),
+        response_deserializer=pb.ModelStreamInferResponse.FromString)(reqs, timeout=timeout)
+
+def bert(id_):
+    q = bert_req()
+    q.id = id_
+    return q
+
+held = Held()
+answers = stream_call(GF, held)
+held.put(bert("s1"))
+try:
+    a1 = next(answers)
+except grpc.RpcError as e:
+    a1 = pb.ModelStreamInferResponse(error_message="no answer: %s" % e.code())
+check("ModelStreamInfer answers a request while the stream stays open",
+      not held.ended and a1.error_message == "" and a1.infer_response.id == "s1" and
+      [o.name for o in a1.infer_response.outputs] == ["start_logits", "end_logits"], str(a1)[:300])
+one = call(GF, "ModelInfer", bert("u"), pb.ModelInferResponse)
+check("a stream's answer holds what ModelInfer answers",
+      list(a1.infer_response.raw_output_contents) == list(one.raw_output_contents))
+bad = bert("s3")
+bad.inputs[0].shape[:] = [1, 383]
+held.put(bert("s2"))
+held.put(bad)
+held.put(pb.ModelInferRequest(model_name="nope", id="s4"))
+for i in range(5, 12):
+    held.put(bert("s%d" % i))
+held.end()
+try:
+    rest = list(answers)
+except grpc.RpcError:
+    rest = []
+ids = [r.infer_response.id for r in rest]
+check("one answer per request, in order, each with its request's id",
+      ids == ["s%d" % i for i in range(2, 12)], ids)
+errs = {r.infer_response.id: r.error_message for r in rest if r.error_message}
+check("a refused request's error is its answer's error_message (the stream goes on)",
+      set(errs) == {"s3", "s4"} and "unexpected shape" in errs["s3"] and "nope" in errs["s4"], errs)
+check("the stream ends OK after the client half-closes", answers.code() == grpc.StatusCode.OK,
+      answers.code())
+
+# a client that resets its stream: what it queued leaves the slice
+held = Held()
+answers = stream_call(GS, held)
+for i in range(3):
+    held.put(bert("c%d" % i))
+check("three streamed requests wait on the slow slice",
+      wait_for(lambda: metric(HS, "nv_inference_pending_request_count") == 3, 10),
+      metric(HS, "nv_inference_pending_request_count"))
+answers.cancel()
+check("a cancelled stream's requests leave the slice",
+      wait_for(lambda: metric(HS, "nv_inference_pending_request_count") == 0, 5),
+      metric(HS, "nv_inference_pending_request_count"))
+held.end()
+
 print("%d passed, %d failed" % (gstest.passed, gstest.failed))
 sys.exit(1 if gstest.failed else 0)
 EOF
