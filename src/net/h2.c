@@ -547,8 +547,9 @@ static void dispatch(struct gs_h2_call *k)
 
 /* A call's headers are in: one that is not gRPC is refused (415), and
  * the server sorts it by path: an unknown method's handler answers at
- * once, before any message (trailers only); a streaming call's messages
- * are timed one by one (take_data). True when it was answered. */
+ * once, before any message (trailers only); a streaming call's handler
+ * hears it open, and its messages are timed one by one (take_data). True
+ * when it was answered. */
 static bool headers_done(struct gs_h2_call *k)
 {
   struct gs_h2_server *s = k->srv;
@@ -561,14 +562,12 @@ static bool headers_done(struct gs_h2_call *k)
   if (!s->kind_fn || k->bad)
     return false;
   k->kind = s->kind_fn(s->ctx, k->path, k->path_len);
-  if (k->kind == GS_H2_STREAM)
-    call_timer_stop(k);
-  if (k->kind != GS_H2_UNKNOWN)
+  if (k->kind == GS_H2_UNARY)
     return false;
   call_timer_stop(k);
   k->dispatched = true;
   s->fn(s->ctx, k, &req);
-  return true;
+  return k->kind == GS_H2_UNKNOWN;
 }
 
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user)

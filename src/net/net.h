@@ -370,8 +370,9 @@ struct gs_h2_server;
  * gs_net_loop_now_us's clock, 0 when none; user: what gs_h2_call_bind set.
  * Unary: msg is the message without its 5-byte gRPC prefix, which precedes
  * it (msg - 5 holds the framed message), valid until the call is answered.
- * Streaming (GS_H2_STREAM): one call per message as it is whole (msg valid
- * during the call only), then one with end set and msg NULL: the client
+ * Streaming (GS_H2_STREAM): one call at the end of the headers (msg NULL,
+ * end false: the call opened), one per message as it is whole (msg valid
+ * during the call only, its prefix before it too), then one with end set and msg NULL: the client
  * half-closed (status 0), or its input broke (status: a gRPC status, why:
  * what; the handler answers with them), or it is gone (gone: reset or
  * disconnected; the answer is dropped but still frees the call). Unknown
@@ -477,6 +478,13 @@ int gs_h2_client_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
  * is ending or out of stream ids: the call never started). */
 int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
                           const void *body, size_t len, void *call);
+/* A call whose body is sent in pieces, as gs_h2_client_send gives them
+ * (a gRPC stream); as gs_h2_client_call otherwise. */
+int32_t gs_h2_client_stream(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
+                            void *call);
+/* Appends len bytes (copied) to stream id's body; end: the body ends after
+ * them. 0, or GS_E_IO (no such open stream, or already ended), GS_E_NO_MEMORY. */
+int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size_t len, bool end);
 /* Resets a call (RST_STREAM CANCEL); nothing more is reported of it. */
 void gs_h2_client_cancel(struct gs_h2_client *c, int32_t id);
 /* GOAWAY: no new calls; the connection ends (dead()) once none is left. */

@@ -516,10 +516,6 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
   struct pending *p;
   struct why y;
   int idx;
-  if (req->end && !st) { /* no request came */
-    gs_h2_call_reply(call, req->status, NULL, 0, req->why);
-    return;
-  }
   if (req->end && req->gone) {
     stream_drop(st);
     return;
@@ -531,13 +527,14 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
     stream_flush(st);
     return;
   }
-  if (!st && !(st = calloc(1, sizeof(*st)))) {
-    gs_h2_call_reply(call, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory (a new stream)");
-    return;
-  }
-  if (!st->call)
+  if (!st) { /* the call opened */
+    if (!(st = calloc(1, sizeof(*st)))) {
+      gs_h2_call_reply(call, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory (a new stream)");
+      return;
+    }
     st->g = g, st->call = call, gs_h2_call_bind(call, st);
-  if (st->failed)
+  }
+  if (!req->msg || st->failed)
     return; /* dropped: the stream's end says why */
   if (!(p = calloc(1, sizeof(*p)))) {
     stream_fail(st, ST_RESOURCE_EXHAUSTED, "out of memory (queueing a request)");
