@@ -269,13 +269,18 @@ static void metrics(struct gs_worker *w, struct gs_http_conn *conn)
     gs_http_respond_error(conn, 500, "out of memory");
     return;
   }
+  char gpu[16] = "";
+  if (w->cfg.gpu >= 0)
+    snprintf(gpu, sizeof(gpu), "%d", w->cfg.gpu);
   fprintf(f, "# gpuslice emulated worker: no GPU is used; times are modelled\n");
   for (unsigned k = 0; k < GS_NITEMS(fam); k++) {
     fprintf(f, "# HELP %s %s (emulated)\n# TYPE %s %s\n", fam[k].name, fam[k].help, fam[k].name,
             fam[k].type);
     for (unsigned i = 0; i < GS__WORKER_NMODELS; i++)
       if (w->enabled[i])
-        fprintf(f, "%s{model=\"%s\",version=\"1\"} %llu\n", fam[k].name, gs__worker_models[i].name,
+        fprintf(f, "%s{model=\"%s\",version=\"1\",gpu_uuid=\"%s\",profile=\"%s\",gpu=\"%s\"} "
+                "%llu\n", fam[k].name, gs__worker_models[i].name,
+                w->cfg.gpu_uuid ? w->cfg.gpu_uuid : "", w->cfg.profile ? w->cfg.profile : "", gpu,
                 (unsigned long long)*(const uint64_t *)((const char *)&w->stats[i] + fam[k].off));
   }
   fclose(f);

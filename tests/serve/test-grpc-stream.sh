@@ -18,7 +18,11 @@ tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/gstream.XXXXXX" 2>/dev/null || mktemp -d)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null # serve stops its workers on SIGTERM
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -41,13 +45,14 @@ protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/inference.proto
   --profile '{profile}' --time-scale 20 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 pids+=($serve_pid)
+disown
 
 PYTHONPATH="$src/tests/lib" timeout 150 "$py" - "$tmp" <<'EOF' | tee "$tmp/py.out"
-import json, os, queue, signal, struct, subprocess, sys, urllib.request
+import json, os, signal, struct, subprocess, sys, urllib.request
 sys.path.insert(0, sys.argv[1])
 import grpc
 import gstest
-from gstest import check, port_of, read, wait_for
+from gstest import Held, check, port_of, read, wait_for
 import inference_pb2 as pb
 
 TMP = sys.argv[1]
@@ -73,23 +78,6 @@ r = subprocess.run(["nghttp", "-v", "-d", os.path.join(TMP, "live.bin"), "-H", "
 out = r.stdout.decode("latin-1")
 check("serve: a text/plain call on the gRPC listener is HTTP 415", ":status: 415" in out and
       "grpc-status" not in out, out[-600:])
-
-class Held:
-    """A request iterator that keeps the stream open until told to end."""
-    def __init__(self):
-        self.q, self.ended = queue.Queue(), False
-    def put(self, m):
-        self.q.put(m)
-    def end(self):
-        self.q.put(None)
-    def __iter__(self):
-        return self
-    def __next__(self):
-        m = self.q.get()
-        if m is None:
-            self.ended = True
-            raise StopIteration
-        return m
 
 ch = grpc.insecure_channel("127.0.0.1:%d" % gport)
 def stream(method, resp, reqs, timeout=60):

@@ -47,7 +47,7 @@ import http.client, json, os, struct, subprocess, sys, threading, time
 sys.path.insert(0, sys.argv[1])
 import grpc
 import gstest
-from gstest import check, port_of, read, wait_for
+from gstest import Held, check, port_of, read, wait_for
 import inference_pb2 as pb
 
 TMP = sys.argv[1]
@@ -201,24 +201,6 @@ check("grpcio with a 300 ms timeout: DEADLINE_EXCEEDED and the slice is free aga
       wait_for(lambda: metric(HS, "nv_inference_pending_request_count") == 0, 0.5), code)
 
 # ---- item 1: unknown methods at once; ModelStreamInfer ----
-import queue
-class Held:
-    """A request iterator that keeps the stream open until told to end."""
-    def __init__(self):
-        self.q = queue.Queue()
-        self.ended = False
-    def put(self, m):
-        self.q.put(m)
-    def end(self):
-        self.q.put(None)
-    def __iter__(self):
-        return self
-    def __next__(self):
-        m = self.q.get()
-        if m is None:
-            self.ended = True
-            raise StopIteration
-        return m
 
 ch = grpc.insecure_channel("127.0.0.1:%d" % GF)
 held = Held()
