@@ -668,15 +668,15 @@ static int out_add(struct gs_h2_call *k, const void *msg, size_t len)
   if (k->out_off == k->out_len)
     k->out_off = k->out_len = 0;
   if (k->out_len + len + 5 > k->out_cap) {
-    size_t cap = k->out_cap ? k->out_cap : 256;
+    size_t cap = k->out_cap ? 2 * k->out_cap : 0; /* a unary answer: its size exactly */
     uint8_t *p;
     if (k->out_off) { /* what was sent goes first */
       memmove(k->out, k->out + k->out_off, k->out_len - k->out_off);
       k->out_len -= k->out_off;
       k->out_off = 0;
     }
-    while (cap < k->out_len + len + 5)
-      cap *= 2;
+    if (cap < k->out_len + len + 5)
+      cap = k->out_len + len + 5;
     if (!(p = realloc(k->out, cap)))
       return GS_E_NO_MEMORY;
     k->out = p;
