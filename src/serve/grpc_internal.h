@@ -33,7 +33,8 @@ struct gs_proxy_grpc {
   size_t nup;
   struct upsess *retired;
   struct gcall *calls;
-  size_t nstreams; /* streams under way (grpc_stream.c) */
+  struct gstream *streams; /* under way (grpc_stream.c) */
+  size_t nstreams;
 };
 
 /* The first member of every call on a worker connection: the connection's
@@ -55,5 +56,8 @@ void gs__grpc_status_header(const char *name, size_t nl, const char *value, size
  * end), carried to one worker for the stream's whole life. */
 void gs__grpc_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
                      const struct gs_h2_request *req);
+/* Ends every stream still under way (UNAVAILABLE: the proxy is stopping),
+ * before the workers' connections go. */
+void gs__grpc_streams_stop(struct gs_proxy_grpc *g);
 
 #endif

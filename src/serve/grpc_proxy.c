@@ -454,6 +454,7 @@ void gs_proxy_grpc_free(struct gs_proxy_grpc *g)
   if (!g)
     return;
   gs_h2_server_free(g->h2); /* clients first: calls answered below are dropped */
+  gs__grpc_streams_stop(g);
   for (struct gcall *c = g->calls; c; c = c->next) {
     c->retried = c->responded = true; /* no retry while closing */
     c->up = NULL;                     /* its connection goes below, reporting nothing */

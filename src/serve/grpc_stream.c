@@ -17,6 +17,7 @@
 struct gstream {
   struct gs__grpc_upcall cb; /* first: what its worker connection tells it */
   struct gs_proxy_grpc *g;
+  struct gstream *prev, *next; /* the proxy's streams under way */
   struct gs_h2_call *client;
   size_t w;
   unsigned trial;
@@ -48,6 +49,12 @@ static void finish(struct gstream *s, enum gs__proxy_outcome o, int status, cons
     gs__proxy_error(s->g->p);
   gs__proxy_release(s->g->p, s->w, o, gs_net_loop_now_us() - s->start_us, s->trial);
   s->g->nstreams--;
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    s->g->streams = s->next;
+  if (s->next)
+    s->next->prev = s->prev;
   gs_h2_call_reply(s->client, status, NULL, 0, text);
   free(s->in);
   free(s);
@@ -137,6 +144,10 @@ static void open_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
     return;
   }
   g->nstreams++;
+  s->next = g->streams;
+  if (g->streams)
+    g->streams->prev = s;
+  g->streams = s;
   gs_h2_call_bind(client, s);
   snprintf(timeout, sizeof(timeout), "%lluu",
            (unsigned long long)(req->deadline_us > now ? req->deadline_us - now : 1));
@@ -152,6 +163,12 @@ static void open_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
     finish(s, GS__PROXY_WORKER_FAILED, ST_UNAVAILABLE, "worker %zu took no new stream (no "
            "gRPC port, or its connection is ending)", s->w);
   }
+}
+
+void gs__grpc_streams_stop(struct gs_proxy_grpc *g)
+{
+  while (g->streams)
+    finish(g->streams, GS__PROXY_ABANDONED, ST_UNAVAILABLE, "the proxy is stopping");
 }
 
 void gs__grpc_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
