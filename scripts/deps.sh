@@ -14,10 +14,11 @@ set -euo pipefail
 # tests/plan/k8s_check.py reads the Kubernetes export with python3-yaml.
 # serve tells systemd it is ready through libsystemd's sd_notify (libsystemd-dev).
 # `bench plot` writes PNG and PDF through librsvg and cairo (librsvg2-dev, libcairo2-dev).
+# tests/serve/test-metrics-labels.sh checks /metrics with promtool (prometheus).
 need=(gcc make cmake pkg-config libjansson-dev libyaml-dev libcmocka-dev python3 libh2o-dev libuv1-dev
       libsystemd-dev librsvg2-dev libcairo2-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler nghttp2-client
-      python3-grpcio python3-protobuf protobuf-compiler python3-yaml
+      python3-grpcio python3-protobuf protobuf-compiler python3-yaml prometheus
       cargo rustc librust-nvml-wrapper-dev librust-nvml-wrapper-sys-dev
       munge slurmctld slurmd slurm-client)
 [ "${GS_WITH_CLANG:-0}" = 1 ] && need+=(clang libclang-rt-14-dev)

@@ -233,7 +233,7 @@ static int collect_slots(struct cli *c, unsigned replicas, bool scaling,
   }
   for (int k = 0; k < total; k++)
     for (unsigned r = 0; r < replicas; r++, ns++)
-      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, (unsigned)ns};
+      slots[ns] = (struct gs_super_slot){devs[k].uuid, devs[k].name, (unsigned)ns, devs[k].gpu};
   return ns;
 }
 

@@ -6,6 +6,7 @@
 #include "geometry/geometry.h"
 #include "worker/worker.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -135,12 +136,50 @@ static int resolve_slice(const struct worker_opts *o, unsigned *sms, unsigned *f
   return 0;
 }
 
+/* The slice's identity for /metrics' labels, as Triton finds its GPU: the
+ * MIG device CUDA_VISIBLE_DEVICES names (serve's supervisor sets it), looked
+ * up on the machine for its GPU's index and its profile. Best effort: with
+ * no such device, the UUID alone (and --profile); with none named, nothing. */
+struct slice_id {
+  char uuid[GS_BACKEND_UUID_SIZE], profile[GS_GEOM_NAME_SIZE];
+  int gpu;
+};
+
+static void find_slice(struct cli *c, const char *profile, struct slice_id *id)
+{
+  const char *env = getenv("CUDA_VISIBLE_DEVICES");
+  struct gs_mig_device *devs = NULL;
+  struct gs_backend *b = NULL;
+  struct gs_err err = {0};
+  unsigned ngpu = 0, n;
+  id->gpu = -1;
+  snprintf(id->profile, sizeof(id->profile), "%s", profile ? profile : "");
+  if (!env || strncmp(env, "MIG-", 4) != 0)
+    return;
+  snprintf(id->uuid, sizeof(id->uuid), "%.*s", (int)strcspn(env, ","), env);
+  if (gs_backend_open(&err, &c->cfg, &b) != 0 || b->ops->gpu_count(b, &err, &ngpu) != 0 ||
+      !(devs = calloc(GS_BACKEND_MAX_MIG_DEVICES, sizeof(*devs))))
+    ngpu = 0;
+  for (unsigned g = 0; g < ngpu && id->gpu < 0; g++)
+    if (b->ops->mig_devices(b, &err, g, devs, &n) == 0)
+      for (unsigned k = 0; k < n; k++)
+        if (strcmp(devs[k].uuid, id->uuid) == 0 || strcmp(devs[k].legacy_uuid, id->uuid) == 0) {
+          id->gpu = (int)g;
+          snprintf(id->profile, sizeof(id->profile), "%s", devs[k].name);
+          break;
+        }
+  free(devs);
+  if (b)
+    gs_backend_close(b);
+}
+
 static int run_worker(struct cli *c, int argc, char **argv)
 {
   struct worker_opts o = {.listen = "127.0.0.1:8000", .gpu = "a100-40gb", .share = 1};
   struct gs_worker_config cfg = {0};
   struct gs_worker *w = NULL;
   struct gs_err err = {0};
+  struct slice_id id = {0};
   char slice[64];
   unsigned port = 0, gport = 0;
   int fd = -1, gfd = -1, rc, first;
@@ -155,6 +194,10 @@ static int run_worker(struct cli *c, int argc, char **argv)
   cfg.slice_name = slice;
   cfg.share = o.share;
   cfg.time_scale = o.time_scale;
+  find_slice(c, o.profile, &id);
+  cfg.gpu_uuid = id.uuid;
+  cfg.profile = id.profile;
+  cfg.gpu = id.gpu;
   if (gs_worker_new(&err, &cfg, &w) != 0 ||
       gs_net_listen(&err, o.listen, 511, &fd, &port) != 0 ||
       (o.grpc_listen && gs_net_listen(&err, o.grpc_listen, 511, &gfd, &gport) != 0)) {

@@ -1,8 +1,10 @@
-/* h2.c: the server side of gRPC unary calls over HTTP/2 cleartext (h2c,
- * prior knowledge) on the net event loop. nghttp2 does the framing, HPACK
- * and flow control; this file feeds it socket bytes, gathers each stream's
- * headers and length-prefixed message, hands whole calls to a handler and
- * sends its answer as HEADERS, DATA and trailers (grpc-status, grpc-message).
+/* h2.c: the server side of gRPC calls over HTTP/2 cleartext (h2c, prior
+ * knowledge) on the net event loop. nghttp2 does the framing, HPACK and flow
+ * control; this file feeds it socket bytes, gathers each stream's headers
+ * and length-prefixed messages, and hands them to a handler: a unary call
+ * whole, a streaming one message by message, an unknown method at its
+ * headers (a non-gRPC content-type is 415 there); the answer goes as
+ * HEADERS, DATA (messages as they come) and trailers (grpc-status, grpc-message).
  * A malformed peer gets GOAWAY with nghttp2's error code, then the socket
  * closes. Answers made in one turn go out together at its end (h2_out.c).
  * The worker's gRPC service and the proxy's gRPC side sit on it.
@@ -43,7 +45,9 @@ struct gs_h2_server {
   struct gs_net_budget own_budget, *budget; /* budget: &own_budget, or shared */
   struct gs_h2_conn *conns;
   struct gs_net_idle_list idle;
+  gs_h2_kind_fn *kind_fn;       /* NULL: every call unary */
   void (*on_refuse)(void *ctx); /* each answer of the server's own */
+  bool freeing;                 /* gs_h2_server_free closes the connections */
   void *refuse_ctx;
 };
 
@@ -68,9 +72,15 @@ struct gs_h2_conn {
 
 struct gs_h2_call {
   struct gs_h2_conn *conn; /* NULL: the connection is gone (orphan until answered) */
+  struct gs_h2_server *srv; /* valid while its handler may be told of it (stream_end) */
   struct gs_h2_call *prev, *next;
   int32_t id;
   bool dispatched, replied, bad;
+  bool grpc_type; /* its content-type starts with application/grpc */
+  enum gs_h2_kind kind;
+  bool started;   /* a streaming answer's headers are submitted */
+  bool told_end;  /* a streaming call's handler heard its input's end */
+  void *user;     /* gs_h2_call_bind's */
   char path[256];
   size_t path_len;
   uint64_t deadline_us;
@@ -81,8 +91,8 @@ struct gs_h2_call {
   size_t in_len, need;
   size_t granted;      /* stream window given back so far (the prefix's bytes too) */
   struct gs_net_budget *budget; /* where need was taken from (0 taken: NULL) */
-  uint8_t *out; /* the answer's DATA: 5-byte prefix + message */
-  size_t out_len, out_off;
+  uint8_t *out; /* the answer's DATA: 5-byte prefixes + messages, from out_off */
+  size_t out_len, out_off, out_cap;
   char status[12], message[256];
 };
 
@@ -149,9 +159,12 @@ static void conn_timer_stop(struct gs_h2_conn *c)
   c->timer_kind = T_NONE;
 }
 
+static void stream_end(struct gs_h2_call *k, int status, const char *why, bool gone);
+
 static void conn_free(struct gs_h2_conn *c)
 {
   struct gs_h2_server *s = c->srv;
+  struct gs_h2_call *gone = NULL;
   if (c->busy) {
     c->dead = true;
     return;
@@ -164,8 +177,12 @@ static void conn_free(struct gs_h2_conn *c)
   while (c->calls) {
     struct gs_h2_call *k = c->calls;
     call_unlink(k);
+    if (s->freeing && k->budget == &s->own_budget)
+      k->budget = NULL; /* that budget goes with the server: nothing to give back later */
     if (!k->dispatched || k->replied)
       call_free(k); /* else the handler still holds it: freed when answered */
+    else if (k->kind == GS_H2_STREAM && !k->told_end)
+      k->next = gone, gone = k; /* told below, once nothing of c is left to touch */
   }
   if (c->prev)
     c->prev->next = c->next;
@@ -178,6 +195,12 @@ static void conn_free(struct gs_h2_conn *c)
     gs_net_conns_put(&s->limit);
   }
   free(c);
+  while (gone) {
+    struct gs_h2_call *k = gone;
+    gone = k->next;
+    k->next = NULL;
+    stream_end(k, 0, NULL, true);
+  }
 }
 
 /* ---- connection timers and the idle list ---- */
@@ -292,10 +315,45 @@ static void refuse(struct gs_h2_call *k, int status, const char *message)
   struct gs_h2_server *s = k->conn->srv;
   call_timer_stop(k);
   call_release(k);
-  k->dispatched = true;
   if (s->on_refuse)
     s->on_refuse(s->refuse_ctx);
+  if (k->kind == GS_H2_STREAM) { /* its handler answers, with the status given */
+    stream_end(k, status, message, false);
+    return;
+  }
+  k->dispatched = true;
   gs_h2_call_reply(k, status, NULL, 0, message);
+}
+
+/* A streaming call's input ended (or broke, or its client went): its
+ * handler hears it once, and answers. k may be gone on return. */
+static void stream_end(struct gs_h2_call *k, int status, const char *why, bool gone)
+{
+  struct gs_h2_server *s = k->srv;
+  struct gs_h2_request req = {.path = k->path, .path_len = k->path_len,
+                              .deadline_us = k->deadline_us, .user = k->user, .end = true,
+                              .gone = gone, .status = status, .why = why};
+  if (k->told_end)
+    return;
+  k->told_end = k->dispatched = true;
+  s->fn(s->ctx, k, &req);
+}
+
+/* A request that is not gRPC at all (its content-type) gets HTTP 415 and
+ * no gRPC status, as gRPC's HTTP/2 protocol says: a plain HTTP client must
+ * not read a gRPC error, which is a 200, as a success. */
+static void refuse_not_grpc(struct gs_h2_call *k)
+{
+  struct gs_h2_conn *c = k->conn;
+  nghttp2_nv hdr[] = {{(uint8_t *)":status", (uint8_t *)"415", 7, 3, NGHTTP2_NV_FLAG_NONE}};
+  call_timer_stop(k);
+  call_release(k);
+  k->dispatched = k->replied = true;
+  if (c->srv->on_refuse)
+    c->srv->on_refuse(c->srv->refuse_ctx);
+  if (nghttp2_submit_response(c->ng, k->id, hdr, GS_NITEMS(hdr), NULL) != 0)
+    nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, k->id, NGHTTP2_INTERNAL_ERROR);
+  conn_schedule(c);
 }
 
 static int64_t on_call_timeout(struct gs_net_loop *loop, uint64_t id, void *data)
@@ -321,6 +379,7 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
   if (!(k = calloc(1, sizeof(*k))))
     return NGHTTP2_ERR_CALLBACK_FAILURE;
   k->conn = c;
+  k->srv = c->srv;
   k->id = f->hd.stream_id;
   k->next = c->calls;
   if (c->calls)
@@ -330,25 +389,6 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *u
   if (c->fd >= 0) /* its message must be whole within the read timeout */
     k->timer = gs_net_loop_timer_add(c->srv->loop, (uint64_t)c->srv->lim.read_timeout_ms * 1000u,
                                      on_call_timeout, k);
-  return 0;
-}
-
-/* "<digits><unit>", unit one of H M S m u n (gRPC's grpc-timeout); 0 when bad. */
-static uint64_t timeout_us(const uint8_t *v, size_t n)
-{
-  static const struct { char unit; double us; } units[] = {
-      {'H', 3600e6}, {'M', 60e6}, {'S', 1e6}, {'m', 1e3}, {'u', 1}, {'n', 1e-3}};
-  double x = 0;
-  if (n < 2 || n > 9)
-    return 0;
-  for (size_t i = 0; i + 1 < n; i++) {
-    if (v[i] < '0' || v[i] > '9')
-      return 0;
-    x = x * 10 + (v[i] - '0');
-  }
-  for (size_t u = 0; u < GS_NITEMS(units); u++)
-    if (units[u].unit == v[n - 1])
-      return x * units[u].us < 1 ? 1 : (uint64_t)(x * units[u].us);
   return 0;
 }
 
@@ -367,8 +407,11 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
       k->bad = true;
     else
       memcpy(k->path, value, valuelen), k->path_len = valuelen;
+  } else if (namelen == 12 && memcmp(name, "content-type", 12) == 0) {
+    k->grpc_type = valuelen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
+                   (valuelen == 16 || value[16] == '+' || value[16] == ';');
   } else if (namelen == 12 && memcmp(name, "grpc-timeout", 12) == 0 &&
-             (t = timeout_us(value, valuelen)) != 0) {
+             (t = gs__grpc_timeout_us(value, valuelen)) != 0) {
     k->deadline_us = gs_net_loop_now_us() + t;
   }
   return 0;
@@ -405,32 +448,61 @@ static bool reserve(struct gs_h2_call *k, const uint8_t *pfx)
   return false;
 }
 
-/* Takes len bytes of k's message (the call is refused if they pass its
- * length). Window is granted back for the bytes taken, and for nothing
- * else: they are held under the reservation. nghttp2 sends the update once
- * half the stream's window is consumed, so the client always has room to
- * go on; what it may send beyond the message (at most the window given up
- * front) is never held. */
+/* A streaming call's message is whole: its handler has it, then its
+ * memory goes and the next message may come. */
+static void deliver(struct gs_h2_call *k)
+{
+  struct gs_h2_server *s = k->srv;
+  struct gs_h2_request req = {.path = k->path, .path_len = k->path_len, .msg = k->in + 5,
+                              .msg_len = k->need - 5, .deadline_us = k->deadline_us,
+                              .user = k->user};
+  call_timer_stop(k);
+  k->dispatched = true;
+  s->fn(s->ctx, k, &req);
+  call_release(k);
+  k->pfx_len = 0;
+  k->granted = 0;
+}
+
+/* Takes len bytes of k's message (a unary call is refused if they pass its
+ * length; a streaming call's next message begins after it). Window is
+ * granted back for the bytes taken, and for nothing else: they are held
+ * under the reservation. nghttp2 sends the update once half the stream's
+ * window is consumed, so the client always has room to go on; what it may
+ * send beyond the message (at most the window given up front) is never
+ * held. A streaming call's message must be whole within the read timeout
+ * of its first byte; between messages it may wait. */
 static void take_data(struct gs_h2_call *k, const uint8_t *data, size_t len)
 {
-  if (!k->in) { /* the prefix first, maybe in pieces */
-    size_t n = len < 5 - k->pfx_len ? len : 5 - k->pfx_len;
-    memcpy(k->pfx + k->pfx_len, data, n);
-    k->pfx_len += n;
-    if (k->pfx_len < 5 || !reserve(k, k->pfx))
+  while (len > 0 && !k->replied && !k->told_end) {
+    size_t n;
+    if (!k->in) { /* the prefix first, maybe in pieces */
+      struct gs_h2_server *s = k->srv;
+      if (k->kind == GS_H2_STREAM && !k->timer && k->conn->fd >= 0)
+        k->timer = gs_net_loop_timer_add(s->loop, (uint64_t)s->lim.read_timeout_ms * 1000u,
+                                         on_call_timeout, k);
+      n = len < 5 - k->pfx_len ? len : 5 - k->pfx_len;
+      memcpy(k->pfx + k->pfx_len, data, n);
+      k->pfx_len += n;
+      data += n, len -= n;
+      if (k->pfx_len < 5 || !reserve(k, k->pfx))
+        return;
+      memcpy(k->in, k->pfx, 5);
+      k->in_len = 5;
+    }
+    if (k->kind != GS_H2_STREAM && len > k->need - k->in_len) {
+      refuse(k, ST_INTERNAL, "the request is not exactly one gRPC message");
       return;
-    memcpy(k->in, k->pfx, 5);
-    k->in_len = 5;
+    }
+    n = len < k->need - k->in_len ? len : k->need - k->in_len;
+    memcpy(k->in + k->in_len, data, n);
+    k->in_len += n;
     data += n, len -= n;
+    nghttp2_session_consume_stream(k->conn->ng, k->id, k->in_len - k->granted);
+    k->granted = k->in_len;
+    if (k->kind == GS_H2_STREAM && k->in_len == k->need)
+      deliver(k);
   }
-  if (len > k->need - k->in_len) {
-    refuse(k, ST_INTERNAL, "the request is not exactly one gRPC message");
-    return;
-  }
-  memcpy(k->in + k->in_len, data, len);
-  k->in_len += len;
-  nghttp2_session_consume_stream(k->conn->ng, k->id, k->in_len - k->granted);
-  k->granted = k->in_len;
 }
 
 static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
@@ -439,7 +511,7 @@ static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t
   struct gs_h2_call *k = nghttp2_session_get_stream_user_data(ng, id);
   (void)flags;
   (void)user;
-  if (k && !k->dispatched && !k->bad)
+  if (k && !k->bad && (!k->dispatched || k->kind == GS_H2_STREAM))
     take_data(k, data, len);
   /* held bytes are reserved and dropped ones gone: the connection's window
    * comes back at once either way (the per-stream window is the bound) */
@@ -473,17 +545,48 @@ static void dispatch(struct gs_h2_call *k)
   k->conn->srv->fn(k->conn->srv->ctx, k, &req);
 }
 
+/* A call's headers are in: one that is not gRPC is refused (415), and
+ * the server sorts it by path: an unknown method's handler answers at
+ * once, before any message (trailers only); a streaming call's handler
+ * hears it open, and its messages are timed one by one (take_data). True
+ * when it was answered. */
+static bool headers_done(struct gs_h2_call *k)
+{
+  struct gs_h2_server *s = k->srv;
+  struct gs_h2_request req = {.path = k->path, .path_len = k->path_len,
+                              .deadline_us = k->deadline_us};
+  if (!k->grpc_type) {
+    refuse_not_grpc(k);
+    return true;
+  }
+  if (!s->kind_fn || k->bad)
+    return false;
+  k->kind = s->kind_fn(s->ctx, k->path, k->path_len);
+  if (k->kind == GS_H2_UNARY)
+    return false;
+  call_timer_stop(k);
+  k->dispatched = true;
+  s->fn(s->ctx, k, &req);
+  return k->kind == GS_H2_UNKNOWN;
+}
+
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *user)
 {
   struct gs_h2_conn *c = user;
   struct gs_h2_call *k;
   if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK))
     c->settings = true; /* the handshake is done: the head timeout no longer applies */
+  if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST &&
+      (k = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id)) && headers_done(k))
+    return 0;
   if ((f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS) ||
       !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
     return 0;
   k = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
-  if (k && !k->dispatched)
+  if (k && k->kind == GS_H2_STREAM && !k->told_end && !k->replied)
+    stream_end(k, k->pfx_len ? ST_INTERNAL : 0, k->pfx_len ? "the stream ended inside a "
+               "message" : NULL, false);
+  else if (k && !k->dispatched)
     dispatch(k);
   return 0;
 }
@@ -508,29 +611,38 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
   if (!k)
     return 0;
   nghttp2_session_set_stream_user_data(ng, id, NULL);
-  if (!k->dispatched || k->replied)
+  if (!k->dispatched || k->replied) {
     call_free(k);
-  else
-    call_unlink(k); /* the handler answers later: dropped then */
+    return 0;
+  }
+  call_unlink(k); /* the handler answers later: dropped then */
+  if (k->kind == GS_H2_STREAM)
+    stream_end(k, 0, NULL, true); /* reset by the client: its handler lets it go */
   return 0;
 }
 
+/* The answer's DATA from k->out; a streaming answer waits (DEFERRED) for
+ * its next message, and its trailers follow the last once it is answered. */
 static ssize_t read_out(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
                         uint32_t *flags, nghttp2_data_source *src, void *user)
 {
   struct gs_h2_call *k = src->ptr;
   size_t n = k->out_len - k->out_off;
   nghttp2_nv trailers[] = {
-      {(uint8_t *)"grpc-status", (uint8_t *)"0", 11, 1, NGHTTP2_NV_FLAG_NONE},
+      {(uint8_t *)"grpc-status", (uint8_t *)k->status, 11, strlen(k->status), NGHTTP2_NV_FLAG_NONE},
+      {(uint8_t *)"grpc-message", (uint8_t *)k->message, 12, strlen(k->message),
+       NGHTTP2_NV_FLAG_NONE},
   };
   (void)user;
+  if (n == 0 && !k->replied)
+    return NGHTTP2_ERR_DEFERRED;
   if (n > len)
     n = len;
   memcpy(buf, k->out + k->out_off, n);
   k->out_off += n;
-  if (k->out_off == k->out_len) {
+  if (k->out_off == k->out_len && k->replied) {
     *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    if (nghttp2_submit_trailer(ng, id, trailers, GS_NITEMS(trailers)) != 0)
+    if (nghttp2_submit_trailer(ng, id, trailers, k->message[0] ? 2 : 1) != 0)
       return NGHTTP2_ERR_CALLBACK_FAILURE;
   }
   return (ssize_t)n;
@@ -545,6 +657,70 @@ bool gs_h2_call_alive(const struct gs_h2_call *call)
   return call->conn != NULL;
 }
 
+void gs_h2_call_bind(struct gs_h2_call *call, void *user)
+{
+  call->user = user;
+}
+
+/* Appends one length-prefixed message to k's answer bytes. */
+static int out_add(struct gs_h2_call *k, const void *msg, size_t len)
+{
+  if (k->out_off == k->out_len)
+    k->out_off = k->out_len = 0;
+  if (k->out_len + len + 5 > k->out_cap) {
+    size_t cap = k->out_cap ? 2 * k->out_cap : 0; /* a unary answer: its size exactly */
+    uint8_t *p;
+    if (k->out_off) { /* what was sent goes first */
+      memmove(k->out, k->out + k->out_off, k->out_len - k->out_off);
+      k->out_len -= k->out_off;
+      k->out_off = 0;
+    }
+    if (cap < k->out_len + len + 5)
+      cap = k->out_len + len + 5;
+    if (!(p = realloc(k->out, cap)))
+      return GS_E_NO_MEMORY;
+    k->out = p;
+    k->out_cap = cap;
+  }
+  k->out[k->out_len] = 0;
+  k->out[k->out_len + 1] = (uint8_t)(len >> 24), k->out[k->out_len + 2] = (uint8_t)(len >> 16);
+  k->out[k->out_len + 3] = (uint8_t)(len >> 8), k->out[k->out_len + 4] = (uint8_t)len;
+  if (len)
+    memcpy(k->out + k->out_len + 5, msg, len);
+  k->out_len += len + 5;
+  return 0;
+}
+
+static void set_status(struct gs_h2_call *k, int status, const char *message)
+{
+  snprintf(k->status, sizeof(k->status), "%d", status);
+  gs__grpc_message(k->message, sizeof(k->message), message);
+}
+
+/* The answer's headers and its DATA source: messages follow as they come. */
+static int start_answer(struct gs_h2_call *k)
+{
+  nghttp2_nv hdr[] = {NV(":status", "200", 3), NV("content-type", "application/grpc", 16)};
+  nghttp2_data_provider dp = {.source.ptr = k, .read_callback = read_out};
+  k->started = true;
+  return nghttp2_submit_response(k->conn->ng, k->id, hdr, GS_NITEMS(hdr), &dp);
+}
+
+int gs_h2_call_send(struct gs_h2_call *k, const void *msg, size_t len)
+{
+  struct gs_h2_conn *c = k->conn;
+  int rc;
+  if (!c || k->replied)
+    return GS_E_IO;
+  if ((rc = out_add(k, msg, len)) != 0)
+    return rc;
+  rc = k->started ? nghttp2_session_resume_data(c->ng, k->id) : start_answer(k);
+  if (rc != 0 && rc != NGHTTP2_ERR_INVALID_ARGUMENT) /* that one: not deferred, nothing to do */
+    nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, k->id, NGHTTP2_INTERNAL_ERROR);
+  conn_schedule(c);
+  return 0;
+}
+
 void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t len,
                       const char *message)
 {
@@ -555,32 +731,21 @@ void gs_h2_call_reply(struct gs_h2_call *k, int status, const void *msg, size_t 
     return;
   }
   k->replied = true;
-  snprintf(k->status, sizeof(k->status), "%d", status);
-  if (status == 0 && (k->out = malloc(len + 5))) {
-    nghttp2_nv hdr[] = {NV(":status", "200", 3), NV("content-type", "application/grpc", 16)};
-    nghttp2_data_provider dp = {.source.ptr = k, .read_callback = read_out};
-    k->out[0] = 0;
-    k->out[1] = (uint8_t)(len >> 24), k->out[2] = (uint8_t)(len >> 16);
-    k->out[3] = (uint8_t)(len >> 8), k->out[4] = (uint8_t)len;
-    if (len)
-      memcpy(k->out + 5, msg, len);
-    k->out_len = len + 5;
-    rc = nghttp2_submit_response(c->ng, k->id, hdr, GS_NITEMS(hdr), &dp);
+  set_status(k, status, status ? message : NULL);
+  if (k->started) { /* a streaming answer: its trailers after its messages */
+    (void)nghttp2_session_resume_data(c->ng, k->id);
+    conn_schedule(c);
+    return;
+  }
+  if (status == 0 && k->kind != GS_H2_STREAM && out_add(k, msg, len) != 0)
+    status = 8, set_status(k, 8, "out of memory");
+  if (status == 0 && k->kind != GS_H2_STREAM) {
+    rc = start_answer(k);
   } else {
-    if (status == 0)
-      status = 8, message = "out of memory", snprintf(k->status, sizeof(k->status), "8");
-    /* grpc-message is percent-encoded; ours are ASCII: only % and controls need it */
-    size_t o = 0;
-    for (const char *p = message ? message : ""; *p && o + 4 < sizeof(k->message); p++)
-      if (*p == '%' || (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
-        o += (size_t)snprintf(k->message + o, 4, "%%%02X", (unsigned char)*p);
-      else
-        k->message[o++] = *p;
-    k->message[o] = 0;
     nghttp2_nv hdr[] = {NV(":status", "200", 3), NV("content-type", "application/grpc", 16),
                         NV("grpc-status", k->status, strlen(k->status)),
-                        NV("grpc-message", k->message, o)};
-    rc = nghttp2_submit_response(c->ng, k->id, hdr, GS_NITEMS(hdr), NULL);
+                        NV("grpc-message", k->message, strlen(k->message))};
+    rc = nghttp2_submit_response(c->ng, k->id, hdr, k->message[0] ? 4 : 3, NULL);
   }
   if (rc != 0) /* the stream is gone already: nothing to answer */
     nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, k->id, NGHTTP2_INTERNAL_ERROR);
@@ -758,6 +923,11 @@ void gs_h2_server_budget(struct gs_h2_server *s, struct gs_net_budget *b)
   s->budget = b;
 }
 
+void gs_h2_server_kinds(struct gs_h2_server *s, gs_h2_kind_fn *fn)
+{
+  s->kind_fn = fn;
+}
+
 void gs_h2_server_on_refuse(struct gs_h2_server *s, void (*fn)(void *ctx), void *ctx)
 {
   s->on_refuse = fn;
@@ -776,14 +946,7 @@ void gs_h2_server_free(struct gs_h2_server *s)
 {
   if (!s)
     return;
-  /* A call its handler still holds outlives the server; the server's own
-   * budget does not, so such a call, answered later, gives back nothing. */
-  for (struct gs_h2_conn *c = s->conns; c; c = c->next)
-    for (struct gs_h2_call *k = c->calls; k; k = k->next)
-      if (k->budget == &s->own_budget) {
-        c->held -= k->need;
-        k->budget = NULL;
-      }
+  s->freeing = true;
   while (s->conns)
     conn_free(s->conns);
   if (s->listen_fd >= 0)

@@ -23,13 +23,18 @@
 #define CONN_WINDOW (16 << 20)
 #define READ_TURNS 16 /* reads of one readiness event, then other fds get a turn */
 
-/* One call: its request body and its place among the connection's calls. */
+/* One call: its request body and its place among the connection's calls.
+ * A streamed body (gs_h2_client_stream) is a copy of what was given, in own
+ * (cap bytes), until ended. */
 struct stream {
   struct stream *prev, *next;
   void *call; /* NULL: cancelled, its stream not yet closed (nothing reported) */
   int32_t id;
   const uint8_t *body;
   size_t len, off;
+  uint8_t *own;
+  size_t cap;
+  bool streamed, ended;
 };
 
 struct gs_h2_client {
@@ -52,6 +57,8 @@ static void on_io(struct gs_net_loop *loop, int fd, void *data, unsigned mask);
 
 static void stream_unlink(struct gs_h2_client *c, struct stream *s)
 {
+  free(s->own);
+  s->own = NULL;
   if (s->prev)
     s->prev->next = s->next;
   else
@@ -202,7 +209,8 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
   return 0;
 }
 
-/* The request body, from the caller's memory (copied into frames here). */
+/* The request body, from the caller's memory (copied into frames here); a
+ * streamed body's next bytes are waited for (DEFERRED) until it ends. */
 static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
                          uint32_t *flags, nghttp2_data_source *src, void *user)
 {
@@ -210,9 +218,12 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
   size_t n = s->len - s->off < len ? s->len - s->off : len;
   (void)ng;
   (void)id;
-  memcpy(buf, s->body + s->off, n);
+  if (n == 0 && s->streamed && !s->ended)
+    return NGHTTP2_ERR_DEFERRED;
+  if (n)
+    memcpy(buf, s->body + s->off, n);
   s->off += n;
-  if (s->off == s->len) {
+  if (s->off == s->len && (!s->streamed || s->ended)) {
     struct gs_h2_client *c = user;
     *flags |= NGHTTP2_DATA_FLAG_EOF;
     if (s->call && c->ops->sent)
@@ -339,8 +350,8 @@ int gs_h2_client_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
   return 0;
 }
 
-int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
-                          const void *body, size_t len, void *call)
+static int32_t submit(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
+                      const void *body, size_t len, void *call, bool streamed)
 {
   nghttp2_nv nv[16];
   struct stream *s;
@@ -355,7 +366,7 @@ int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *h
     c->spare = s->next;
   else if (!(s = malloc(sizeof(*s))))
     return GS_E_NO_MEMORY;
-  *s = (struct stream){.call = call, .body = body, .len = len};
+  *s = (struct stream){.call = call, .body = body, .len = len, .streamed = streamed};
   dp.source.ptr = s;
   id = nghttp2_submit_request(c->ng, NULL, nv, nhdr, &dp, s);
   if (id < 0) { /* no stream id left (GOAWAY), or no memory */
@@ -372,10 +383,63 @@ int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *h
   return id;
 }
 
+int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
+                          const void *body, size_t len, void *call)
+{
+  return submit(c, hdr, nhdr, body, len, call, false);
+}
+
+int32_t gs_h2_client_stream(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
+                            void *call)
+{
+  return submit(c, hdr, nhdr, NULL, 0, call, true);
+}
+
+/* Call id's stream; nghttp2 knows one only once its HEADERS went out. */
+static struct stream *find(struct gs_h2_client *c, int32_t id)
+{
+  struct stream *s = c->streams;
+  while (s && s->id != id)
+    s = s->next;
+  return s;
+}
+
+int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size_t len, bool end)
+{
+  struct stream *s = find(c, id);
+  if (c->dead || !s || !s->streamed || s->ended)
+    return GS_E_IO;
+  if (s->off == s->len)
+    s->off = s->len = 0;
+  if (s->len + len > s->cap) {
+    size_t cap = s->cap ? s->cap : 4096;
+    uint8_t *p;
+    if (s->off) { /* what went out is dropped first */
+      memmove(s->own, s->own + s->off, s->len - s->off);
+      s->len -= s->off;
+      s->off = 0;
+    }
+    while (cap < s->len + len)
+      cap *= 2;
+    if (!(p = realloc(s->own, cap)))
+      return GS_E_NO_MEMORY;
+    s->own = p;
+    s->cap = cap;
+  }
+  if (len)
+    memcpy(s->own + s->len, data, len);
+  s->body = s->own;
+  s->len += len;
+  s->ended = end;
+  (void)nghttp2_session_resume_data(c->ng, id);
+  gs_net_loop_defer(c->loop, &c->flush);
+  return 0;
+}
+
 void gs_h2_client_cancel(struct gs_h2_client *c, int32_t id)
 {
   struct stream *s;
-  if (c->dead || !(s = nghttp2_session_get_stream_user_data(c->ng, id)))
+  if (c->dead || !(s = find(c, id)))
     return;
   s->call = NULL; /* kept until its stream closes: nghttp2 may still read its body */
   nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);

@@ -50,6 +50,14 @@ ssize_t gs__h2_out_add(struct gs__h2_out *o, const uint8_t *data, size_t len);
 int gs__h2_out_flush(struct gs__h2_out *o, nghttp2_session *ng, int fd, bool *pending);
 void gs__h2_out_free(struct gs__h2_out *o);
 
+/* ---- gRPC's header values (grpc_hdr.c) ---- */
+
+/* grpc-timeout "<1 to 8 digits><unit>", unit one of H M S m u n, in µs
+ * (at least 1); 0 when malformed. */
+uint64_t gs__grpc_timeout_us(const uint8_t *v, size_t n);
+/* msg percent-encoded as grpc-message (sz > 4; cut short to fit). */
+void gs__grpc_message(char *out, size_t sz, const char *msg);
+
 /* ---- in-memory connections (http.c, h2.c) ---- */
 
 /* A connection with no fd: responses are counted and discarded. NULL on no memory. */

@@ -361,23 +361,39 @@ void gs__http_conn_free(struct gs_http_conn *c);
 /* Bytes of responses written so far (for the fuzz target's sanity checks). */
 size_t gs__http_conn_sent(const struct gs_http_conn *c);
 
-/* ---- gRPC over HTTP/2 (h2.c): the server side of unary calls ---- */
+/* ---- gRPC over HTTP/2 (h2.c): the server side of gRPC calls ---- */
 
 struct gs_h2_call;
 struct gs_h2_server;
-/* One call whose request message arrived whole (END_STREAM). path: ":path";
- * msg: the message without its 5-byte gRPC prefix, which precedes it (msg -
- * 5 holds the framed message), valid until the call is answered;
- * deadline_us: from grpc-timeout on gs_net_loop_now_us's clock, 0 when none.
- * The handler answers with gs_h2_call_reply now or later, exactly once. */
+/* A unary call's request message, whole (END_STREAM), or one event of a
+ * streaming call. path: ":path"; deadline_us: from grpc-timeout on
+ * gs_net_loop_now_us's clock, 0 when none; user: what gs_h2_call_bind set.
+ * Unary: msg is the message without its 5-byte gRPC prefix, which precedes
+ * it (msg - 5 holds the framed message), valid until the call is answered.
+ * Streaming (GS_H2_STREAM): one call at the end of the headers (msg NULL,
+ * end false: the call opened), one per message as it is whole (msg valid
+ * during the call only, its prefix before it too), then one with end set and msg NULL: the client
+ * half-closed (status 0), or its input broke (status: a gRPC status, why:
+ * what; the handler answers with them), or it is gone (gone: reset or
+ * disconnected; the answer is dropped but still frees the call). Unknown
+ * methods (GS_H2_UNKNOWN): one call at the end of the headers, msg NULL,
+ * which the handler answers at once (UNIMPLEMENTED, trailers only).
+ * The handler answers with gs_h2_call_reply, now or later, exactly once. */
 struct gs_h2_request {
   const char *path;
   size_t path_len;
   const uint8_t *msg;
   size_t msg_len;
   uint64_t deadline_us;
+  void *user;
+  bool end, gone;
+  int status;
+  const char *why;
 };
 typedef void gs_h2_handler_fn(void *ctx, struct gs_h2_call *call, const struct gs_h2_request *req);
+/* How a server takes a path's calls, asked at the end of a call's headers. */
+enum gs_h2_kind { GS_H2_UNARY, GS_H2_STREAM, GS_H2_UNKNOWN };
+typedef enum gs_h2_kind gs_h2_kind_fn(void *ctx, const char *path, size_t len);
 
 /* A server for HTTP/2 clients under limits l (NULL: gs_http_limits_default):
  * max_conns connections of its own; read_timeout_ms for a new connection's
@@ -396,6 +412,9 @@ void gs_h2_server_budget(struct gs_h2_server *s, struct gs_net_budget *b);
 /* fn(ctx) for each call the server answers itself (refused: over a limit,
  * too slow, malformed), e.g. to count it; NULL: none. */
 void gs_h2_server_on_refuse(struct gs_h2_server *s, void (*fn)(void *ctx), void *ctx);
+/* Sorts calls by path (NULL, the default: every call unary). Set before
+ * the first connection. */
+void gs_h2_server_kinds(struct gs_h2_server *s, gs_h2_kind_fn *fn);
 /* Serves h2c (prior knowledge) connections accepted on fd (the server closes it). */
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd);
 /* Stops accepting; each connection gets GOAWAY (no new streams), finishes
@@ -410,6 +429,12 @@ void gs_h2_call_reply(struct gs_h2_call *call, int status, const void *msg, size
                       const char *message);
 /* True while the client still waits for the answer. */
 bool gs_h2_call_alive(const struct gs_h2_call *call);
+/* A streaming call's answer messages, one at a time, in order, before its
+ * gs_h2_call_reply (whose status then goes in trailers after them). 0, or
+ * GS_E_IO when the client is gone (dropped), GS_E_NO_MEMORY. */
+int gs_h2_call_send(struct gs_h2_call *call, const void *msg, size_t len);
+/* What the handler's later calls about this call get in req->user. */
+void gs_h2_call_bind(struct gs_h2_call *call, void *user);
 
 /* ---- HTTP/2 client (h2_client.c) ---- */
 
@@ -453,6 +478,13 @@ int gs_h2_client_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
  * is ending or out of stream ids: the call never started). */
 int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
                           const void *body, size_t len, void *call);
+/* A call whose body is sent in pieces, as gs_h2_client_send gives them
+ * (a gRPC stream); as gs_h2_client_call otherwise. */
+int32_t gs_h2_client_stream(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
+                            void *call);
+/* Appends len bytes (copied) to stream id's body; end: the body ends after
+ * them. 0, or GS_E_IO (no such open stream, or already ended), GS_E_NO_MEMORY. */
+int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size_t len, bool end);
 /* Resets a call (RST_STREAM CANCEL); nothing more is reported of it. */
 void gs_h2_client_cancel(struct gs_h2_client *c, int32_t id);
 /* GOAWAY: no new calls; the connection ends (dead()) once none is left. */

@@ -141,7 +141,7 @@ static bool super_has(struct gs_scale *s, const char *uuid, size_t *w)
 
 static int start_worker(struct gs_err *err, struct gs_scale *s, struct own *o, const char *name)
 {
-  struct gs_super_slot slot = {o->uuid, name, (unsigned)gs_super_count(s->t.super)};
+  struct gs_super_slot slot = {o->uuid, name, (unsigned)gs_super_count(s->t.super), o->gpu};
   size_t pw;
   int rc;
   if (gs_proxy_add_worker(s->t.proxy, &pw) != 0)

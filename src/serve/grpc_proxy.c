@@ -10,7 +10,7 @@
  * buffered whole both ways: a request in the client call's own buffer
  * (net's HTTP/2 server, under the proxy's memory budget), sent on from
  * there by net's HTTP/2 client, one connection per worker. */
-#include "serve/internal.h"
+#include "serve/grpc_internal.h"
 
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -21,16 +21,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { ST_OK = 0, ST_DEADLINE_EXCEEDED = 4, ST_RESOURCE_EXHAUSTED = 8, ST_INTERNAL = 13,
-       ST_UNAVAILABLE = 14 };
-
-#define MAX_RESPONSE (64u << 20)
 #define H2_REFUSED_STREAM 7 /* RFC 9113 §7: the worker never processed the call */
-
-struct upsess;
 
 /* One client call from its arrival to its answer. */
 struct gcall {
+  struct gs__grpc_upcall cb; /* first: what its worker connection tells it */
   struct gs_proxy_grpc *g;
   struct gcall *prev, *next;   /* every call under way */
   struct gs_h2_call *client;
@@ -51,26 +46,6 @@ struct gcall {
   bool have_status, too_big;
   int status;
   char message[256];
-};
-
-/* One HTTP/2 connection to a worker's gRPC port, shared by its calls. */
-struct upsess {
-  struct gs_proxy_grpc *g;
-  size_t w; /* SIZE_MAX once retired: ending after its last call (its port changed) */
-  unsigned port;
-  struct gs_h2_client *h2;
-  struct upsess *prev, *next; /* retired ones */
-};
-
-struct gs_proxy_grpc {
-  struct gs_net_loop *loop;
-  struct gs_proxy *p;
-  const struct gs_super *super;
-  struct gs_h2_server *h2;
-  struct upsess **up; /* by worker id */
-  size_t nup;
-  struct upsess *retired;
-  struct gcall *calls;
 };
 
 static void dispatch(struct gcall *c, size_t avoid);
@@ -175,32 +150,34 @@ static int64_t on_deadline(struct gs_net_loop *loop, uint64_t id, void *data)
 
 /* ---- upstream connections (net's HTTP/2 client) ---- */
 
-/* grpc-message is percent-encoded on the wire: kept decoded, h2.c encodes it again. */
-static void decode_message(char *out, size_t sz, const char *v, size_t n)
+void gs__grpc_status_header(const char *name, size_t nl, const char *value, size_t vl,
+                            bool *have, int *status, char *msg, size_t msz)
 {
-  size_t o = 0;
-  for (size_t i = 0; i < n && o + 1 < sz; i++) {
-    unsigned x;
-    if (v[i] == '%' && i + 2 < n && sscanf(v + i + 1, "%2x", &x) == 1)
-      out[o++] = (char)x, i += 2;
-    else
-      out[o++] = v[i];
+  if (nl == 11 && memcmp(name, "grpc-status", 11) == 0) {
+    *have = true;
+    *status = 0;
+    for (size_t i = 0; i < vl && i < 4 && value[i] >= '0' && value[i] <= '9'; i++)
+      *status = *status * 10 + (value[i] - '0');
+  } else if (nl == 12 && memcmp(name, "grpc-message", 12) == 0) {
+    /* percent-encoded on the wire: kept decoded, h2.c encodes it again */
+    size_t o = 0;
+    for (size_t i = 0; i < vl && o + 1 < msz; i++) {
+      unsigned x;
+      if (value[i] == '%' && i + 2 < vl && sscanf(value + i + 1, "%2x", &x) == 1)
+        msg[o++] = (char)x, i += 2;
+      else
+        msg[o++] = value[i];
+    }
+    msg[o] = 0;
   }
-  out[o] = 0;
 }
 
 static void up_header(void *call, const char *name, size_t nl, const char *value, size_t vl)
 {
   struct gcall *c = call;
   c->responded = true;
-  if (nl == 11 && memcmp(name, "grpc-status", 11) == 0) {
-    c->have_status = true;
-    c->status = 0;
-    for (size_t i = 0; i < vl && i < 4 && value[i] >= '0' && value[i] <= '9'; i++)
-      c->status = c->status * 10 + (value[i] - '0');
-  } else if (nl == 12 && memcmp(name, "grpc-message", 12) == 0) {
-    decode_message(c->message, sizeof(c->message), value, vl);
-  }
+  gs__grpc_status_header(name, nl, value, vl, &c->have_status, &c->status, c->message,
+                         sizeof(c->message));
 }
 
 static bool up_data(void *call, const uint8_t *data, size_t len)
@@ -261,8 +238,25 @@ static void up_dead(void *ctx, const char *why)
   free(u);
 }
 
+/* The connection's calls are unary (struct gcall) or streamed (grpc_stream.c):
+ * each hears its own through its first member. */
+static void on_header(void *call, const char *name, size_t nl, const char *value, size_t vl)
+{
+  ((struct gs__grpc_upcall *)call)->header(call, name, nl, value, vl);
+}
+
+static bool on_data(void *call, const uint8_t *data, size_t len)
+{
+  return ((struct gs__grpc_upcall *)call)->data(call, data, len);
+}
+
+static void on_closed(void *call, uint32_t code)
+{
+  ((struct gs__grpc_upcall *)call)->closed(call, code);
+}
+
 static const struct gs_h2_client_ops up_ops = {
-    .header = up_header, .data = up_data, .closed = up_closed, .dead = up_dead};
+    .header = on_header, .data = on_data, .closed = on_closed, .dead = up_dead};
 
 static struct upsess *up_new(struct gs_proxy_grpc *g, size_t w, unsigned port)
 {
@@ -282,8 +276,7 @@ static struct upsess *up_new(struct gs_proxy_grpc *g, size_t w, unsigned port)
   return u;
 }
 
-/* Worker w's connection, opened when there is none (or its port changed). */
-static struct upsess *up_get(struct gs_proxy_grpc *g, size_t w, unsigned port)
+struct upsess *gs__grpc_up_get(struct gs_proxy_grpc *g, size_t w, unsigned port)
 {
   if (w >= g->nup) {
     size_t n = w + 8;
@@ -332,7 +325,7 @@ static void dispatch(struct gcall *c, size_t avoid)
   }
   c->acquired = true;
   if (!g->super || gs_super_info(g->super, c->w, &si) != 0 || !si.grpc_port ||
-      !(u = up_get(g, c->w, si.grpc_port))) {
+      !(u = gs__grpc_up_get(g, c->w, si.grpc_port))) {
     lost(c, "has no gRPC port to connect to");
     return;
   }
@@ -354,16 +347,42 @@ static void dispatch(struct gcall *c, size_t avoid)
   c->up = u;
 }
 
+/* KServe's unary methods are balanced call by call; every other path
+ * (ModelStreamInfer, a method a worker may serve that we do not know) is a
+ * stream pinned to one worker, opened there as soon as its headers arrive,
+ * so a worker's UNIMPLEMENTED reaches the client at once. */
+static enum gs_h2_kind kind(void *ctx, const char *path, size_t len)
+{
+  static const char *const unary[] = {
+      "/inference.GRPCInferenceService/ModelInfer", "/inference.GRPCInferenceService/ServerLive",
+      "/inference.GRPCInferenceService/ServerReady", "/inference.GRPCInferenceService/ModelReady",
+      "/inference.GRPCInferenceService/ServerMetadata",
+      "/inference.GRPCInferenceService/ModelMetadata",
+      "/inference.GRPCInferenceService/ModelConfig",
+      "/inference.GRPCInferenceService/ModelStatistics", "/grpc.health.v1.Health/Check"};
+  (void)ctx;
+  for (size_t i = 0; i < GS_NITEMS(unary); i++)
+    if (len == strlen(unary[i]) && memcmp(path, unary[i], len) == 0)
+      return GS_H2_UNARY;
+  return GS_H2_STREAM;
+}
+
 static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_request *req)
 {
   struct gs_proxy_grpc *g = ctx;
-  struct gcall *c = calloc(1, sizeof(*c));
+  struct gcall *c;
+  if (kind(g, req->path, req->path_len) == GS_H2_STREAM) {
+    gs__grpc_stream(g, client, req);
+    return;
+  }
+  c = calloc(1, sizeof(*c));
   uint64_t now = gs_net_loop_now_us();
   uint64_t wt = gs__proxy_config(g->p)->worker_timeout_ms * 1000ull;
   if (!c) {
     gs_h2_call_reply(client, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory");
     return;
   }
+  c->cb = (struct gs__grpc_upcall){up_header, up_data, up_closed};
   c->g = g;
   c->client = client;
   c->start_us = now;
@@ -399,7 +418,7 @@ size_t gs_proxy_grpc_inflight(const struct gs_proxy_grpc *g)
   size_t n = 0;
   for (const struct gcall *c = g ? g->calls : NULL; c; c = c->next)
     n++;
-  return n;
+  return n + (g ? g->nstreams : 0);
 }
 
 int gs_proxy_grpc_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_proxy *p,
@@ -420,6 +439,7 @@ int gs_proxy_grpc_new(struct gs_err *err, struct gs_net_loop *loop, struct gs_pr
     return rc;
   }
   gs_h2_server_budget(g->h2, gs__proxy_budget(p));
+  gs_h2_server_kinds(g->h2, kind);
   gs_h2_server_on_refuse(g->h2, count_refusal, p); /* errors_total counts them too */
   if ((rc = gs_h2_server_listen_fd(err, g->h2, fd)) != 0) {
     gs_proxy_grpc_free(g);
@@ -434,6 +454,7 @@ void gs_proxy_grpc_free(struct gs_proxy_grpc *g)
   if (!g)
     return;
   gs_h2_server_free(g->h2); /* clients first: calls answered below are dropped */
+  gs__grpc_streams_stop(g);
   for (struct gcall *c = g->calls; c; c = c->next) {
     c->retried = c->responded = true; /* no retry while closing */
     c->up = NULL;                     /* its connection goes below, reporting nothing */

@@ -52,14 +52,29 @@ static void hist_merge(struct hist *sum, const struct hist *h)
   sum->sum_us += cnt_get(&h->sum_us);
 }
 
+/* Worker w's labels: worker="w", and with a supervisor the slice's
+ * identity as Triton and DCGM label theirs: gpu_uuid (the MIG device's
+ * UUID), profile, gpu (its GPU's index). */
+static void worker_labels(const struct gs_proxy *m, size_t w, char *out, size_t sz)
+{
+  struct gs_super_info si;
+  size_t n = (size_t)snprintf(out, sz, "worker=\"%zu\"", w);
+  if (m->cfg.super && gs_super_info(m->cfg.super, w, &si) == 0 && n < sz)
+    snprintf(out + n, sz - n, ",gpu_uuid=\"%s\",profile=\"%s\",gpu=\"%u\"", si.uuid, si.profile,
+             si.gpu);
+}
+
 /* A per-worker metric family: HELP, TYPE, one line per worker, summed
  * over the threads (the main proxy m's mutex held). */
 static void family(FILE *f, const struct gs_proxy *m, const char *name, const char *type,
                    const char *help, unsigned long long (*value)(const struct gs_proxy *, size_t))
 {
+  char labels[192];
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-  for (size_t i = 0; i < m->cfg.nworkers; i++)
-    fprintf(f, "%s{worker=\"%zu\"} %llu\n", name, i, value(m, i));
+  for (size_t i = 0; i < m->cfg.nworkers; i++) {
+    worker_labels(m, i, labels, sizeof(labels));
+    fprintf(f, "%s{%s} %llu\n", name, labels, value(m, i));
+  }
 }
 
 static unsigned long long v_requests(const struct gs_proxy *m, size_t w)
@@ -141,12 +156,13 @@ static void write_metrics(struct gs_proxy *p, FILE *f)
              "proxy to the answer this worker gave.\n"
              "# TYPE gpuslice_worker_request_duration_seconds histogram\n");
   for (size_t i = 0; i < m->cfg.nworkers; i++) {
-    char labels[48];
+    char labels[194];
     struct hist h = {0};
     for (size_t k = 0; k <= m->nshards; k++)
       if (i < group_at(m, k)->cfg.nworkers)
         hist_merge(&h, &group_at(m, k)->w[i]->latency);
-    snprintf(labels, sizeof(labels), "worker=\"%zu\",", i);
+    worker_labels(m, i, labels, sizeof(labels) - 1);
+    strcat(labels, ",");
     hist_print(f, "gpuslice_worker_request_duration_seconds", labels, &h);
   }
   pthread_mutex_unlock(&m->mu);

@@ -39,6 +39,7 @@ struct gs_super_slot {
   const char *uuid;    /* as the backend gives it: "MIG-xxxxxxxx-..." */
   const char *profile; /* "1g.5gb" */
   unsigned index;      /* the {index} placeholder */
+  unsigned gpu;        /* the index of the GPU it is a slice of (metrics' gpu label) */
 };
 
 struct gs_super;
@@ -85,6 +86,7 @@ struct gs_super_info {
   uint64_t next_start_us;     /* in BACKOFF: when it restarts (gs_net_loop_now_us clock) */
   uint64_t ready_since_us;    /* in READY: since when */
   const char *uuid, *profile; /* the slot's, valid while the supervisor lives */
+  unsigned gpu;               /* the slot's */
   bool retired;               /* gs_super_retire was called: never restarted */
 };
 

@@ -215,7 +215,7 @@ static void reload_devices(struct server *sv, const struct gs_mig_device *devs, 
       continue;
     for (unsigned r = 0; r < sv->cfg->replicas; r++) {
       struct gs_super_slot slot = {devs[k].uuid, devs[k].name,
-                                   (unsigned)gs_super_count(sv->super)};
+                                   (unsigned)gs_super_count(sv->super), devs[k].gpu};
       size_t w, pw;
       if (gs_proxy_add_worker(sv->proxy, &pw) != 0 ||
           gs_super_add(&err, sv->super, &slot, &w) != 0 || w != pw) {

@@ -44,6 +44,7 @@ struct worker {
   size_t w;
   char *uuid, *profile;
   unsigned index;
+  unsigned gpu;
   struct gs_super_info info;
   uint64_t next_backoff_ms; /* delay of the next crash's restart */
   uint64_t restart_timer, probe_timer;
@@ -160,6 +161,7 @@ static bool add_worker(struct gs_super *s, const struct gs_super_slot *slot)
   w->s = s;
   w->w = s->n;
   w->index = slot->index;
+  w->gpu = slot->gpu;
   w->info.state = GS_SUPER_STOPPED;
   w->info.last_status = -1;
   w->next_backoff_ms = s->cfg.backoff_min_ms;
@@ -903,6 +905,7 @@ int gs_super_info(const struct gs_super *s, size_t w, struct gs_super_info *out)
   *out = s->workers[w]->info;
   out->uuid = s->workers[w]->uuid;
   out->profile = s->workers[w]->profile;
+  out->gpu = s->workers[w]->gpu;
   out->retired = s->workers[w]->retired;
   return 0;
 }

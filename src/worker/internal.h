@@ -52,13 +52,23 @@ int gs__worker_model(const struct gs_worker *w, const char *name, size_t len,
 /* The served models' names in buf (n entries at most, NULL-terminated). */
 const char *const *gs__worker_enabled_models(const struct gs_worker *w, const char **buf, size_t n);
 bool gs__worker_ready(const struct gs_worker *w);
+/* The KServe/Triton extensions the worker implements, as server metadata
+ * lists them over HTTP and gRPC alike (one list, so the two cannot differ). */
+#define GS__WORKER_NEXTENSIONS 1
+extern const char *const gs__worker_extensions[GS__WORKER_NEXTENSIONS];
 /* Counts a refused request of model idx (nv_inference_request_failure). */
 void gs__worker_failed(struct gs_worker *w, unsigned idx);
 /* ok: the request held the modelled slice and is counted a success; false:
  * the worker is being freed and the request never ran. */
 typedef void gs__worker_done_fn(void *ctx, bool ok, uint64_t queue_us, uint64_t compute_us);
-/* Queues one request of model idx on the modelled slice, as an HTTP infer. */
-int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx);
+/* Queues one request of model idx on the modelled slice, as an HTTP infer;
+ * *out (may be NULL) names it for gs__worker_cancel until done is called. */
+struct gs__job;
+int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx,
+                       struct gs__job **out);
+/* Takes a queued request off the queue, or off the slice (counted a
+ * failure); done is not called. */
+void gs__worker_cancel(struct gs_worker *w, struct gs__job *job);
 /* Output tensor k's values for inputs hashing to hash (the HTTP path's too). */
 void gs__worker_output_values(uint64_t hash, unsigned k, float *v, size_t n);
 

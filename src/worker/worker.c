@@ -42,6 +42,7 @@ struct gs_worker {
   struct gs_net_loop *loop;
   struct job *head, *tail; /* FIFO; head is on the slice when busy */
   bool busy;
+  uint64_t timer; /* the head's modelled compute, while busy */
   bool unready; /* SIGUSR1 toggles it: /v2/health/ready answers 503 (tests, hand-drain) */
   int grpc_fd;  /* gRPC listener (gs_worker_grpc_fd), -1: none */
 };
@@ -139,6 +140,7 @@ static int64_t on_computed(struct gs_net_loop *loop, uint64_t id, void *data)
   if (!w->head)
     w->tail = NULL;
   w->busy = false;
+  w->timer = 0;
   finish(w, j, gs_net_loop_now_us());
   start_next(w);
   return GS_NET_TIMER_DONE;
@@ -159,7 +161,7 @@ static void start_next(struct gs_worker *w)
     return;
   }
   w->busy = true;
-  if (!gs_net_loop_timer_add(w->loop, w->head->compute_us, on_computed, w))
+  if (!(w->timer = gs_net_loop_timer_add(w->loop, w->head->compute_us, on_computed, w)))
     on_computed(w->loop, 0, w); /* no memory for a timer: answer now rather than hang */
 }
 
@@ -205,15 +207,22 @@ static void respond_json(struct gs_http_conn *conn, int status, json_t *v)
   free(s);
 }
 
+/* binary_tensor_data: the HTTP binary tensor extension (infer above);
+ * Triton lists it over gRPC too. No other extension is served (statistics,
+ * model repository, shared memory, trace, logging: 404). */
+const char *const gs__worker_extensions[GS__WORKER_NEXTENSIONS] = {"binary_tensor_data"};
+
 static void server_metadata(struct gs_worker *w, struct gs_http_conn *conn)
 {
-  json_t *ms = json_array();
+  json_t *ms = json_array(), *ext = json_array();
+  for (unsigned i = 0; i < GS__WORKER_NEXTENSIONS; i++)
+    json_array_append_new(ext, json_string(gs__worker_extensions[i]));
   for (unsigned i = 0; i < GS__WORKER_NMODELS; i++)
     if (w->enabled[i])
       json_array_append_new(ms, json_string(gs__worker_models[i].name));
   respond_json(conn, 200,
-               json_pack("{s:s, s:s, s:[s], s:b, s:s, s:i, s:i, s:o, s:s}", "name",
-                         "gpuslice-worker", "version", "1", "extensions", "binary_tensor_data",
+               json_pack("{s:s, s:s, s:o, s:b, s:s, s:i, s:i, s:o, s:s}", "name",
+                         "gpuslice-worker", "version", "1", "extensions", ext,
                          "emulated", 1, "slice", w->cfg.slice_name ? w->cfg.slice_name : "",
                          "sms", (int)w->cfg.sms, "share", (int)(w->cfg.share ? w->cfg.share : 1),
                          "models", ms, "note",
@@ -260,13 +269,18 @@ static void metrics(struct gs_worker *w, struct gs_http_conn *conn)
     gs_http_respond_error(conn, 500, "out of memory");
     return;
   }
+  char gpu[16] = "";
+  if (w->cfg.gpu >= 0)
+    snprintf(gpu, sizeof(gpu), "%d", w->cfg.gpu);
   fprintf(f, "# gpuslice emulated worker: no GPU is used; times are modelled\n");
   for (unsigned k = 0; k < GS_NITEMS(fam); k++) {
     fprintf(f, "# HELP %s %s (emulated)\n# TYPE %s %s\n", fam[k].name, fam[k].help, fam[k].name,
             fam[k].type);
     for (unsigned i = 0; i < GS__WORKER_NMODELS; i++)
       if (w->enabled[i])
-        fprintf(f, "%s{model=\"%s\",version=\"1\"} %llu\n", fam[k].name, gs__worker_models[i].name,
+        fprintf(f, "%s{model=\"%s\",version=\"1\",gpu_uuid=\"%s\",profile=\"%s\",gpu=\"%s\"} "
+                "%llu\n", fam[k].name, gs__worker_models[i].name,
+                w->cfg.gpu_uuid ? w->cfg.gpu_uuid : "", w->cfg.profile ? w->cfg.profile : "", gpu,
                 (unsigned long long)*(const uint64_t *)((const char *)&w->stats[i] + fam[k].off));
   }
   fclose(f);
@@ -495,8 +509,10 @@ static int parse_infer(struct infer *q, const struct gs_http_request *req)
   q->hash = 14695981039346656037ull;
   for (unsigned k = 0; k < q->m->nout; k++)
     q->out_wanted[k] = true;
-  if (h && jlen == 0) { /* raw binary request: a single input, batch 1 */
+  if (h && jlen == 0) { /* raw binary request: a single input, batch 1, every output binary */
     const struct gs__tensor_spec *t = &q->m->in[0];
+    for (unsigned k = 0; k < q->m->nout; k++)
+      q->out_binary[k] = true;
     if (q->m->nin != 1)
       return fail(q, "raw binary request (Inference-Header-Content-Length: 0) needs a model with "
                      "one input; '%s' has %u", q->m->name, q->m->nin);
@@ -652,7 +668,8 @@ void gs__worker_failed(struct gs_worker *w, unsigned idx)
   w->stats[idx].failure++;
 }
 
-int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx)
+int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *done, void *ctx,
+                       struct gs__job **out)
 {
   struct job *j = calloc(1, sizeof(*j));
   if (!j)
@@ -662,8 +679,33 @@ int gs__worker_enqueue(struct gs_worker *w, unsigned idx, gs__worker_done_fn *do
   j->model = idx;
   j->arrival_us = gs_net_loop_now_us();
   j->compute_us = w->time_us[idx];
+  if (out)
+    *out = (struct gs__job *)j; /* before it may run and end (an instant worker) */
   enqueue(w, j);
   return 0;
+}
+
+/* The job leaves the queue, or the slice, which then takes the next one at
+ * once: an expired call holds the modelled GPU no longer. */
+void gs__worker_cancel(struct gs_worker *w, struct gs__job *job)
+{
+  struct job *j = (struct job *)job, **pp = &w->head, *prev = NULL;
+  while (*pp && *pp != j)
+    prev = *pp, pp = &(*pp)->next;
+  if (!*pp)
+    return;
+  *pp = j->next;
+  if (w->tail == j)
+    w->tail = prev;
+  if (prev == NULL && w->busy) { /* it was on the slice */
+    gs_net_loop_timer_del(w->loop, w->timer);
+    w->timer = 0;
+    w->busy = false;
+  }
+  w->stats[j->model].pending--;
+  w->stats[j->model].failure++;
+  free(j);
+  start_next(w);
 }
 
 void gs_worker_grpc_fd(struct gs_worker *w, int fd)

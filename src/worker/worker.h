@@ -17,6 +17,11 @@ struct gs_worker_config {
   unsigned share;            /* N workers time-slicing one GPU without MIG (1 = alone) */
   bool instant;              /* answer at once, no modelled time (fuzzing) */
   unsigned time_scale;       /* every modelled time times this (0, 1: as modelled) */
+  /* The slice's identity on /metrics, as Triton and DCGM label theirs
+   * (gpu_uuid, profile, gpu); NULL or -1: unknown, the label is empty. */
+  const char *gpu_uuid;      /* the MIG device's UUID */
+  const char *profile;       /* "1g.5gb" */
+  int gpu;                   /* the index of its GPU */
 };
 
 /* The names of every emulated model, NULL-terminated. */

@@ -3,6 +3,7 @@ checks, polling, process liveness from /proc, the "<what> 127.0.0.1:PORT"
 start-up lines). Standard library only, so it runs under any python3,
 including Debian's /usr/bin/python3 that test-grpc.sh needs for grpcio."""
 import http.client
+import queue
 import re
 import subprocess
 import sys
@@ -81,3 +82,28 @@ def http_status(port, path="/", timeout=60):
         return r.status
     except Exception as e:
         return repr(e)
+
+
+class Held:
+    """A gRPC request iterator (for grpcio's stream calls) that keeps the
+    stream open, half-closing it only when told to: put() queues a request,
+    end() closes; ended says whether the client has half-closed yet."""
+    def __init__(self):
+        self.q = queue.Queue()
+        self.ended = False
+
+    def put(self, m):
+        self.q.put(m)
+
+    def end(self):
+        self.q.put(None)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        m = self.q.get()
+        if m is None:
+            self.ended = True
+            raise StopIteration
+        return m

@@ -28,7 +28,7 @@ struct env {
   struct sockaddr_in addr;
   unsigned answered; /* by the server */
   bool hold;         /* the server keeps calls unanswered */
-  struct gs_h2_call *held[2];
+  struct gs_h2_call *held[2]; /* the calls it keeps, to answer later */
   unsigned nheld;
 };
 

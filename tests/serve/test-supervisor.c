@@ -57,9 +57,9 @@ static void tmpdir(char *out, size_t size, const char *name)
 }
 
 static const struct gs_super_slot slots[] = {
-    {"MIG-11111111-2222-3333-4444-555555555555", "1g.5gb", 0},
-    {"MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "2g.10gb", 1},
-    {"cafe0000-0000-0000-0000-000000000000", "3g.20gb", 7},
+    {"MIG-11111111-2222-3333-4444-555555555555", "1g.5gb", 0, 0},
+    {"MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "2g.10gb", 1, 0},
+    {"cafe0000-0000-0000-0000-000000000000", "3g.20gb", 7, 1},
 };
 
 struct fixture {
@@ -535,7 +535,7 @@ static void test_add_and_retire(void **state_)
 {
   const char *argv[] = {bin(), "worker", "--listen", "127.0.0.1:{port}", "--profile", "{profile}",
                         NULL};
-  const struct gs_super_slot extra = {"MIG-99999999-8888-7777-6666-555555555555", "1g.5gb", 3};
+  const struct gs_super_slot extra = {"MIG-99999999-8888-7777-6666-555555555555", "1g.5gb", 3, 0};
   struct gs_super_config c;
   struct gs_super_info i;
   struct gs_err err = {0};

@@ -1,0 +1,194 @@
+/* grpc_stream.c: the load balancer's gRPC streams (ModelStreamInfer, and
+ * any method it does not know as unary): each client stream is pinned to
+ * one worker, picked by the pool's policy when its headers arrive and
+ * counted in flight there until it ends, and carried message by message
+ * both ways over that worker's shared HTTP/2 connection (net's client,
+ * its body streamed). The worker's status ends the client's stream; the
+ * worker's death (its connection lost, its stream reset) ends it with
+ * UNAVAILABLE. No retry: a stream's requests may have been answered
+ * already. Knows the pool only through internal.h. */
+#include "serve/grpc_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gstream {
+  struct gs__grpc_upcall cb; /* first: what its worker connection tells it */
+  struct gs_proxy_grpc *g;
+  struct gstream *prev, *next; /* the proxy's streams under way */
+  struct gs_h2_call *client;
+  size_t w;
+  unsigned trial;
+  uint64_t start_us;
+  struct upsess *up;
+  int32_t sid;     /* 0: no worker stream (never opened, or closed) */
+  uint8_t *in;     /* the worker's answer bytes not yet a whole message */
+  size_t in_len, in_cap;
+  bool have_status;
+  int status;
+  char message[256];
+};
+
+/* Answers the client, lets the worker go and frees s. */
+static void finish(struct gstream *s, enum gs__proxy_outcome o, int status, const char *fmt, ...)
+    GS_PRINTF(4, 5);
+static void finish(struct gstream *s, enum gs__proxy_outcome o, int status, const char *fmt, ...)
+{
+  char text[300] = "";
+  va_list ap;
+  if (fmt) {
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+  }
+  if (s->sid > 0 && s->up)
+    gs_h2_client_cancel(s->up->h2, s->sid);
+  if (status != ST_OK && !s->have_status)
+    gs__proxy_error(s->g->p);
+  gs__proxy_release(s->g->p, s->w, o, gs_net_loop_now_us() - s->start_us, s->trial);
+  s->g->nstreams--;
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    s->g->streams = s->next;
+  if (s->next)
+    s->next->prev = s->prev;
+  gs_h2_call_reply(s->client, status, NULL, 0, text);
+  free(s->in);
+  free(s);
+}
+
+/* ---- the worker's side ---- */
+
+static void up_header(void *call, const char *name, size_t nl, const char *value, size_t vl)
+{
+  struct gstream *s = call;
+  gs__grpc_status_header(name, nl, value, vl, &s->have_status, &s->status, s->message,
+                         sizeof(s->message));
+}
+
+/* The worker's answer bytes: each whole message goes on to the client as it is. */
+static bool up_data(void *call, const uint8_t *data, size_t len)
+{
+  struct gstream *s = call;
+  size_t off = 0;
+  if (s->in_len + len > s->in_cap) {
+    size_t cap = s->in_cap ? s->in_cap : 4096;
+    uint8_t *p;
+    while (cap < s->in_len + len)
+      cap *= 2;
+    if (cap > MAX_RESPONSE + 5 || !(p = realloc(s->in, cap)))
+      return false; /* reset: the stream is lost */
+    s->in = p;
+    s->in_cap = cap;
+  }
+  memcpy(s->in + s->in_len, data, len);
+  s->in_len += len;
+  while (s->in_len - off >= 5) {
+    const uint8_t *m = s->in + off;
+    uint32_t n = (uint32_t)m[1] << 24 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 8 | m[4];
+    if (m[0] != 0 || n > MAX_RESPONSE)
+      return false; /* compressed or too large: not carried */
+    if (s->in_len - off - 5 < n)
+      break;
+    (void)gs_h2_call_send(s->client, m + 5, n); /* a client gone: dropped, its end comes */
+    off += 5 + (size_t)n;
+  }
+  memmove(s->in, s->in + off, s->in_len - off);
+  s->in_len -= off;
+  return true;
+}
+
+static void up_closed(void *call, uint32_t code)
+{
+  struct gstream *s = call;
+  s->sid = 0;
+  if (code == 0 && s->have_status && s->in_len == 0)
+    finish(s, GS__PROXY_ANSWERED, s->status, "%s", s->message);
+  else
+    finish(s, GS__PROXY_WORKER_FAILED, ST_UNAVAILABLE, "worker %zu %s mid-stream", s->w,
+           code == GS_H2_CONN_REFUSED ? "refused the connection"
+           : code == GS_H2_CONN_LOST  ? "lost its connection"
+           : code == 0                ? "ended its answer without a status"
+                                      : "reset the stream");
+}
+
+/* ---- the client's side ---- */
+
+#define NV(n, v, vl) {(n), (v), sizeof(n) - 1, (vl)}
+
+/* The stream opened: a worker is picked and the stream opened there. */
+static void open_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
+                        const struct gs_h2_request *req)
+{
+  struct gstream *s = calloc(1, sizeof(*s));
+  struct gs_super_info si;
+  char timeout[24];
+  uint64_t now = gs_net_loop_now_us();
+  int rc;
+  if (!s) {
+    gs_h2_call_reply(client, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory (a new stream)");
+    return;
+  }
+  *s = (struct gstream){.cb = {up_header, up_data, up_closed}, .g = g, .client = client,
+                        .start_us = now};
+  if ((rc = gs__proxy_acquire(g->p, SIZE_MAX, &s->w, &s->trial)) != 0) {
+    gs__proxy_error(g->p);
+    gs_h2_call_reply(client, rc == GS_E_IN_USE ? ST_RESOURCE_EXHAUSTED : ST_UNAVAILABLE, NULL, 0,
+                     rc == GS_E_IN_USE ? "every ready worker is at its in-flight limit"
+                                       : "no worker is ready (they may be starting, restarting "
+                                         "or ejected)");
+    free(s);
+    return;
+  }
+  g->nstreams++;
+  s->next = g->streams;
+  if (g->streams)
+    g->streams->prev = s;
+  g->streams = s;
+  gs_h2_call_bind(client, s);
+  snprintf(timeout, sizeof(timeout), "%lluu",
+           (unsigned long long)(req->deadline_us > now ? req->deadline_us - now : 1));
+  struct gs_http_header hdr[] = {NV(":method", "POST", 4), NV(":scheme", "http", 4),
+                                 NV(":path", req->path, req->path_len),
+                                 NV(":authority", "gpuslice", 8),
+                                 NV("content-type", "application/grpc", 16),
+                                 NV("te", "trailers", 8), NV("grpc-timeout", timeout, strlen(timeout))};
+  if (!g->super || gs_super_info(g->super, s->w, &si) != 0 || !si.grpc_port ||
+      !(s->up = gs__grpc_up_get(g, s->w, si.grpc_port)) ||
+      (s->sid = gs_h2_client_stream(s->up->h2, hdr, GS_NITEMS(hdr) - !req->deadline_us, s)) < 0) {
+    s->sid = 0;
+    finish(s, GS__PROXY_WORKER_FAILED, ST_UNAVAILABLE, "worker %zu took no new stream (no "
+           "gRPC port, or its connection is ending)", s->w);
+  }
+}
+
+void gs__grpc_streams_stop(struct gs_proxy_grpc *g)
+{
+  while (g->streams)
+    finish(g->streams, GS__PROXY_ABANDONED, ST_UNAVAILABLE, "the proxy is stopping");
+}
+
+void gs__grpc_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
+                     const struct gs_h2_request *req)
+{
+  struct gstream *s = req->user;
+  if (!s && !req->end) {
+    open_stream(g, client, req);
+    return;
+  }
+  if (!s) /* never opened (no memory): nothing to carry */
+    return;
+  if (req->end && (req->gone || req->status)) { /* gone, or its input broke */
+    finish(s, GS__PROXY_ABANDONED, req->gone ? ST_UNAVAILABLE : req->status, "%s",
+           req->why ? req->why : "the client went away");
+    return;
+  }
+  /* a message (the framed one precedes msg) or the client's half-close */
+  if (s->sid > 0 && gs_h2_client_send(s->up->h2, s->sid, req->msg ? req->msg - 5 : NULL,
+                                      req->msg ? req->msg_len + 5 : 0, req->end) != 0)
+    finish(s, GS__PROXY_WORKER_FAILED, ST_UNAVAILABLE, "worker %zu took no more of the stream",
+           s->w);
+}
