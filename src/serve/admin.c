@@ -136,6 +136,13 @@ static json_t *worker_json(const struct gs_proxy_admin_server *a, size_t w)
                 (json_int_t)st.port, "in_pool", st.in_pool, "ejected", st.ejected, "admin",
                 gs_proxy_admin_name(st.admin, st.inflight), "inflight", (json_int_t)st.inflight,
                 "requests", (json_int_t)st.requests, "errors", (json_int_t)st.errors);
+  if (o) {
+    /* the ejection back-off as the main thread sees it (each thread ejects on its own) */
+    json_object_set_new(o, "trial", json_boolean(st.trial));
+    json_object_set_new(o, "ejections", json_integer((json_int_t)st.ejections));
+    json_object_set_new(o, "backoff_ms", json_integer((json_int_t)st.backoff_ms));
+    json_object_set_new(o, "trial_in_ms", json_integer((json_int_t)st.trial_in_ms));
+  }
   if (o && a->super && gs_super_info(a->super, w, &info) == 0) {
     json_object_set_new(o, "state", json_string(gs_super_state_name(info.state)));
     json_object_set_new(o, "pid", json_integer(info.pid));

@@ -77,6 +77,11 @@ struct pworker {
   bool trial, trying;
   unsigned trial_gen;   /* the trial under way (a request's trial field names it) */
   unsigned ejections;   /* in a row: each doubles the time out (eject_backoff) */
+  /* The worker's process as last reported (the supervisor's restart count)
+   * and at the last ejection: only a new process is put on trial before
+   * its time out is over, not the same one whose probe failed and passed. */
+  unsigned proc, eject_proc;
+  uint64_t readmit_us;  /* ejected: when its time out ends (0: over, or a trial is due) */
   uint64_t back_us;     /* when it last came back (the doubling ends after as long) */
   uint64_t eject_timer;
   enum gs_proxy_admin admin;
@@ -214,7 +219,8 @@ void gs__proxy_worker_failed(struct gs_proxy *p, struct pworker *wk);
 /* A trial whose request ended with no verdict (the client went away): the
  * worker's next request is its trial. */
 void gs__proxy_trial_drop(struct pworker *wk, unsigned trial);
-void gs__proxy_worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready);
+void gs__proxy_worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready,
+                                unsigned proc);
 void gs__proxy_worker_admin_local(struct gs_proxy *p, size_t w, enum gs_proxy_admin a);
 int gs__proxy_add_worker_local(struct gs_proxy *p, size_t *w);
 /* Worker w's requests and errors summed over every thread (mutex held). */

@@ -25,6 +25,7 @@ static int64_t on_readmit(struct gs_net_loop *loop, uint64_t id, void *data)
   (void)loop;
   (void)id;
   wk->eject_timer = 0;
+  wk->readmit_us = 0;
   wk->trial = true; /* its next request decides (gs__proxy_pick) */
   return GS_NET_TIMER_DONE;
 }
@@ -33,14 +34,17 @@ static int64_t on_readmit(struct gs_net_loop *loop, uint64_t id, void *data)
 static void eject(struct gs_proxy *p, struct pworker *wk)
 {
   bool was = ejected(wk);
+  uint64_t ms;
   wk->ejections++;
+  wk->eject_proc = wk->proc;
   wk->trial = wk->trying = false;
   set_ejected(wk, true);
   gs__proxy_drop_idle(wk);
   if (wk->eject_timer)
     gs_net_loop_timer_del(p->loop, wk->eject_timer);
-  wk->eject_timer =
-      gs_net_loop_timer_add(p->loop, eject_backoff_ms(p, wk->ejections) * 1000ull, on_readmit, wk);
+  ms = eject_backoff_ms(p, wk->ejections);
+  wk->readmit_us = gs_net_loop_now_us() + ms * 1000ull;
+  wk->eject_timer = gs_net_loop_timer_add(p->loop, ms * 1000ull, on_readmit, wk);
   if (!was && p->cfg.on_eject)
     p->cfg.on_eject(p->cfg.ctx, wk->id, true);
 }
@@ -74,19 +78,24 @@ void gs__proxy_trial_drop(struct pworker *wk, unsigned trial)
     wk->trying = false;
 }
 
-void gs__proxy_worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready)
+void gs__proxy_worker_set_local(struct gs_proxy *p, size_t w, unsigned port, bool ready,
+                                unsigned proc)
 {
   struct pworker *wk = p->w[w];
   if (wk->port != port)
     gs__proxy_drop_idle(wk); /* a restarted worker may listen elsewhere */
-  if (ready && ejected(wk) && !wk->trial) {
-    /* its probe answers (restarted, or ready again): no need to wait out
-     * the time out, but one real request must succeed before it is back */
+  if (ready && ejected(wk) && !wk->trial && proc != wk->eject_proc) {
+    /* a new process whose probe answers: no need to wait out the time out,
+     * but one real request must succeed before it is back. The process
+     * that was ejected, its probe failing then passing again (a slow probe
+     * on a loaded machine), waits it out: its answers were the trouble. */
     if (wk->eject_timer)
       gs_net_loop_timer_del(p->loop, wk->eject_timer);
     wk->eject_timer = 0;
+    wk->readmit_us = 0;
     wk->trial = true;
   }
+  wk->proc = proc;
   wk->port = port;
   wk->ready = ready;
   wk->fails = 0;
@@ -130,13 +139,20 @@ int gs__proxy_add_worker_local(struct gs_proxy *p, size_t *w)
 void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready)
 {
   struct gs_super_info info;
+  struct pworker *wk;
+  unsigned proc;
   if (w >= p->cfg.nworkers)
     return;
   pthread_mutex_lock(&p->mu);
-  gs__proxy_worker_set_local(p, w, port, ready);
-  p->w[w]->sets++;
+  wk = p->w[w];
+  /* Which process this is: the supervisor's restart count; with none (the
+   * proxy alone), every ready report is taken as a new process. */
   if (p->cfg.super && gs_super_info(p->cfg.super, w, &info) == 0)
-    p->w[w]->restarts = info.restarts;
+    proc = wk->restarts = info.restarts;
+  else
+    proc = wk->proc + ready;
+  gs__proxy_worker_set_local(p, w, port, ready, proc);
+  wk->sets++;
   gs__proxy_publish(p);
   pthread_mutex_unlock(&p->mu);
 }
@@ -201,7 +217,12 @@ int gs_proxy_worker_stats(const struct gs_proxy *p, size_t w, struct gs_proxy_wo
   *out = (struct gs_proxy_worker_stats){.port = wk->port, .ready = wk->ready,
                                         .ejected = ejected(wk), .in_pool = usable(wk),
                                         .admin = wk->admin, .inflight = gs__proxy_worker_inflight(p, w),
-                                        .trial = wk->trial, .ejections = wk->ejections};
+                                        .trial = wk->trial, .ejections = wk->ejections,
+                                        .backoff_ms = wk->ejections ? eject_backoff_ms(p, wk->ejections) : 0};
+  if (wk->readmit_us) {
+    uint64_t now = gs_net_loop_now_us();
+    out->trial_in_ms = wk->readmit_us > now ? (wk->readmit_us - now + 999) / 1000 : 0;
+  }
   gs__proxy_worker_sums(p, w, &out->requests, &out->errors);
   pthread_mutex_unlock(&m->mu);
   return 0;

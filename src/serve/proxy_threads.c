@@ -25,7 +25,7 @@ static void shard_apply(struct gs_proxy *s)
     const struct pworker *mw = m->w[i];
     if (s->w[i]->sets != mw->sets) {
       s->w[i]->sets = mw->sets;
-      gs__proxy_worker_set_local(s, i, mw->port, mw->ready);
+      gs__proxy_worker_set_local(s, i, mw->port, mw->ready, mw->proc);
     }
     if (s->w[i]->admin != mw->admin)
       gs__proxy_worker_admin_local(s, i, mw->admin);

@@ -167,7 +167,9 @@ int gs_proxy_new(struct gs_err *err, struct gs_net_loop *loop, const struct gs_p
 int gs_proxy_listen_fd(struct gs_err *err, struct gs_proxy *p, int fd);
 /* Worker w (on 127.0.0.1:port) joins the pool (ready) or leaves it at once
  * (requests already sent to it finish or time out; its idle connections
- * close). Joining also ends an ejection. Out-of-range w is ignored. */
+ * close). A new process (the supervisor's restart count moved) joining
+ * puts an ejected worker on trial at once; the same process ready again
+ * waits its time out. Out-of-range w is ignored. */
 void gs_proxy_worker_set(struct gs_proxy *p, size_t w, unsigned port, bool ready);
 /* True when w is in the pool and not ejected. */
 bool gs_proxy_worker_usable(const struct gs_proxy *p, size_t w);
@@ -183,6 +185,8 @@ struct gs_proxy_worker_stats {
   bool ready, ejected, in_pool; /* in_pool: ready, not ejected, enabled */
   bool trial;                   /* ejected, and its next request decides whether it is back */
   unsigned ejections;           /* in a row (each doubles the time out), 0 once it stays back */
+  uint64_t backoff_ms;          /* the last ejection's time out (0: none in a row) */
+  uint64_t trial_in_ms;         /* ejected: when its time out ends (0: over, on trial) */
   enum gs_proxy_admin admin;
   unsigned inflight;
   uint64_t requests, errors;

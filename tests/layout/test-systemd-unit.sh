@@ -23,7 +23,8 @@ g() { "$GS_BIN" -q "$@"; }
 
 if command -v systemd-analyze >/dev/null; then
   sed "s|$bin|$GS_BIN|g" "$unit" >"$root/gpuslice-apply.service"
-  systemd-analyze verify "$root/gpuslice-apply.service" >"$root/verify" 2>&1
+  # Its Documentation= pages are the build's (they are installed beside the unit).
+  MANPATH="$GS_BUILD/man" systemd-analyze verify "$root/gpuslice-apply.service" >"$root/verify" 2>&1
   check "systemd-analyze verify accepts the unit: $(cat "$root/verify")" '[ ! -s "$root/verify" ]'
 fi
 

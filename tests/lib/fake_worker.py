@@ -9,7 +9,10 @@ supervisor's probe passes). MODE "good" answers other paths by name:
   /head/N    an answer head of about N bytes
   anything else: 200 "ok"
 MODE "garbage" answers anything but the probe with bytes that are not HTTP;
-it turns "good" once the file LOG + ".heal" exists. Each request's path and
+it turns "good" once the file LOG + ".heal" exists. MODE "flappy" is
+"garbage" whose probe also flaps until then: 503 for 2 s in every 4 s (as a
+probe timing out on a loaded machine), so that the supervisor reports the
+same process unready, then ready again. Each request's path and
 time go to LOG (one line each) when LOG is given. Standard library only."""
 import os
 import socket
@@ -20,6 +23,11 @@ import time
 PORT, MODE = int(sys.argv[1]), sys.argv[2]
 LOG = sys.argv[3] if len(sys.argv) > 3 else None
 lock = threading.Lock()
+START = time.time()
+
+
+def healed():
+    return LOG and os.path.exists(LOG + ".heal")
 
 
 def answer(body, extra=b"", status=b"200 OK"):
@@ -29,8 +37,10 @@ def answer(body, extra=b"", status=b"200 OK"):
 
 def reply(path, head):
     if path == b"/v2/health/ready":
+        if MODE == "flappy" and not healed() and (time.time() - START) % 4 >= 2:
+            return answer(b"", status=b"503 Service Unavailable")
         return answer(b"")
-    if MODE == "garbage" and not (LOG and os.path.exists(LOG + ".heal")):
+    if MODE in ("garbage", "flappy") and not healed():
         return b"this is not HTTP\r\n\r\n"
     if path == b"/echo":
         return answer(head)
