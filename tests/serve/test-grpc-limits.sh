@@ -24,7 +24,8 @@ trap serve_cleanup EXIT
 
 gs_need_grpcio "$py"
 asan=0
-ldd "$bin" 2>/dev/null | grep -q libasan && asan=1
+# Not `ldd | grep -q`: under pipefail, grep's early exit can fail ldd (SIGPIPE).
+case "$(ldd "$bin" 2>/dev/null)" in *libasan*) asan=1 ;; esac
 gs_emu_layout all-3g.20gb
 "$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen off \
   --ephemeral-ports --threads 1 -- "$bin" worker --listen '127.0.0.1:{port}' \
