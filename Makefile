@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Makefile: the entry points a person types. CMake does the building.
 #   make demo   build, then run the MIG inference study on an emulated A100-SXM4-40GB
 #               (scripts/demo.sh, opening with the lifecycle walk of scripts/demo-lifecycle.sh)

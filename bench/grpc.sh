@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/grpc.sh: our load balancer's gRPC side (`gpuslice serve --grpc-listen`)
 # against HAProxy proxying h2c/gRPC, both in front of the same 4 local workers'
 # gRPC ports, driven by h2load (Debian's nghttp2-client) with the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # jobs-walkthrough.sh [TIME_SCALE] [SVG]: the A100 MIG walkthrough's BERT
 # fine-tuning comparison, replayed on an emulated A100-SXM4-40GB with
 # `gpuslice run` and `gpuslice job-emu` (EMULATED: job-emu's speeds come from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2154
 # bench/lib.sh: what the bench scripts share: installing missing tools from
 # Debian, a free loopback port, waiting for serve's workers, and stopping

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/loadgen.sh: `gpuslice bench` (plain-HTTP mode) against wrk, the same
 # fast local targets, connections and threads, in the same run; then the stall
 # demonstration. Not part of `make check`.

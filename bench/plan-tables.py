@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # bench/plan-tables.py: the tables of bench/plan.sh's trace replay. Reads
 # the JSON lines of `gpuslice plan replay --json` (one per variant and
 # policy, wrapped as {"variant", "run"}) and FGD's published curves; prints

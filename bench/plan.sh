@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/plan.sh: the planner against FGD, best-fit, first-fit and random, in
 # one harness and one run. Not part of `make check` (tests/plan/ has a
 # bounded check of the same replay).

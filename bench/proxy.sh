@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/proxy.sh: our load balancer (`gpuslice serve`) against HAProxy and nginx
 # (from Debian), each in front of the same 4 local backends, driven by wrk with
 # the same duration, connections and wrk threads; plus one backend directly

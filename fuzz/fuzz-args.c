@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-args.c: libFuzzer target for the whole command line. The input is
  * split on NUL or newline into at most 16 words, which follow argv[0] =
  * "gpuslice" into cli_main, against an emulated machine whose state file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-bench-csv.c: libFuzzer target for `gpuslice bench plot`'s input: any
  * bytes as a perf_analyzer CSV, and when they parse, the SVG drawn from them
  * (twice, as two series, with a budget line). Refusals must name the file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-bench-json.c: libFuzzer target for what the load generator reads from
  * servers and users besides HTTP: model metadata (then shapes fixed and, when
  * small, an infer request built), perf_analyzer --input-data against a fixed

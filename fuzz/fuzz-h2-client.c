@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-h2-client.c: libFuzzer target for net's HTTP/2 client (the proxy's
  * connection to its workers, bench's gRPC load): three calls are made, then
  * the input's bytes arrive as the server's, in-process and without a

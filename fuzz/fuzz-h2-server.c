@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-h2-server.c: libFuzzer target for the HTTP/2 input path of the worker's gRPC
  * service: bytes go, in-process and without sockets, through nghttp2 (h2.c),
  * the gRPC framing and protobuf-c's decoding into the emulated worker's

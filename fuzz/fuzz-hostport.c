@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-hostport.c: libFuzzer target for the one HOST:PORT reader
  * (src/util/hostport.c) under every combination of its flags. Nothing may
  * crash or read past the text; an accepted value must keep the promises of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-http-request.c: libFuzzer target for net's HTTP/1.1 server (the request parser): bytes
  * go, in-process and without sockets, through the HTTP/1.1 parser, its
  * limits and chunked decoding into the emulated KServe worker's handler (in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-http-response.c: libFuzzer target for net's HTTP/1 response reader
  * (the proxy's upstream side, the supervisor's probes, bench): bytes arrive
  * in pieces whose sizes the input's first byte chooses, as from a keep-alive

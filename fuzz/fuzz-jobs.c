@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-jobs.c: libFuzzer target for what the jobs layer parses: the claims
  * file, a queue job file, and memory sizes (--memory). The first byte
  * picks the parser; any bytes must parse or be refused as CORRUPT_STATE (or,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-layout.c: libFuzzer target for layout config and hooks files: any
  * bytes go through both YAML parsers and, when a config parses, every config
  * is resolved for a mixed machine. Nothing may crash, leak or hang; refusals

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-mp-restore.c: libFuzzer target for nvidia-mig-parted's checkpoint
  * file as `restore` reads it: any bytes are restored onto an emulated
  * A100-40GB and H100 (state in a per-process file under /dev/shm or /tmp,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-nvml-lookup.c: libFuzzer target for nvml-emu's lookups by text, the
  * PCI bus id parser above all (nvmlDeviceGetHandleByPciBusId_v2 and the
  * legacy name) and nvmlDeviceGetHandleByUUID, on an emulated machine of two

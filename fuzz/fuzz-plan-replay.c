@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-plan-replay.c: libFuzzer target for the trace replay's CSV inputs:
  * the bytes before the first "%%\n" are a nodes CSV, the rest a pods CSV;
  * they are replayed once in each mode under FGD's policy and ours. Nothing

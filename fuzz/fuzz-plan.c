@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-plan.c: libFuzzer target for the planner's YAML inputs: any bytes go
  * through the workload parser and the fleet parser; when workloads parse,
  * they are planned on a small mixed fleet. Nothing may crash, leak or hang; refusals

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-scale-args.c: libFuzzer target for the autoscaler's option values
  * (--latency-budget, --slices, --scale-window) and every DURATION option's
  * reader (gs_duration_parse, with a bare number in ms as the old options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-serve-file.c: libFuzzer target for `gpuslice serve -f` files: any
  * bytes go through the serve config parser. Nothing may crash, leak or hang;
  * a refusal must be INVALID_ARGUMENT (or NO_MEMORY) naming the file, and an

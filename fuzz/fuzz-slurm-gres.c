@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-slurm-gres.c: libFuzzer target for gres.conf as `gpuslice slurm
  * prolog|task-prolog` read it (plan/slurm.c, gs_plan_slurm_parse): any bytes,
  * read for a named node and for none. Nothing may crash, leak or hang; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz-state.c: libFuzzer target for the emulator state file parser. Any
  * bytes must either be refused as GS_E_CORRUPT_STATE (with a message naming
  * the origin) or parse into a state that dumps and re-parses to the same

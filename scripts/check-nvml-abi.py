@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check-nvml-abi.py: compares src/backend/nvml_abi.h, our own declaration of
 the NVML ABI subset, with NVIDIA's nvml.h (not in this repository: NVIDIA's
 CUDA toolkit ships it, and NVIDIA/go-nvml keeps a copy at gen/nvml/nvml.h).

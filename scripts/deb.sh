@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deb.sh OUTDIR: builds the Debian package (packaging/debian) from this
 # checkout's tracked files into OUTDIR, and prints the .deb's path. The
 # package's version is the project's (CMakeLists.txt); the changelog must agree.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # demo-lifecycle.sh: walks the MIG lifecycle of NVIDIA's A100 walkthrough on an
 # emulated A100-SXM4-40GB: enable MIG, list profiles and placements, create
 # seven 1g.5gb GPU instances and a compute instance in each, list the MIG

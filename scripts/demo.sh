@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # demo.sh (`make demo`): the MIG inference study end to end on an EMULATED
 # A100-SXM4-40GB (no driver, no GPU: inference times are modelled by
 # `gpuslice worker`, docs/worker.md): partition into 7x 1g.5gb with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deps.sh: installs the Debian packages gpuslice builds with, when missing.
 # Called by the Makefile before every build, so a fresh Debian machine needs
 # nothing but this repository. Installs only what is absent.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # fuzz.sh BUILD_DIR SECONDS: runs every libFuzzer target BUILD_DIR/fuzz-* for
 # SECONDS each, from a scratch copy of its seeds fuzz/corpus/<name without
 # "fuzz-">/ (so the checked-in seeds never grow), with fuzz/<name>.dict when

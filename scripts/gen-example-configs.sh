@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gen-example-configs.sh [GPUSLICE [DIR]]: writes DIR (default configs/)/<model>.mig-parted.yaml and
 # configs/<model>.gpuslice.yaml for every GPU model the geometry knows: all
 # disabled, enabled and empty, all-<profile> for each plain profile (as many

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # gen-nvml-unsupported.py: regenerates src/nvml-emu/unsupported.h, the list of
 # NVML entry points nvml-emu exports only as NOT_SUPPORTED stubs: every
 # function NVML's header declares as returning nvmlReturn_t (deprecated and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """layers.py: the layer rules of src/layers.txt, read from the sources.
 
   scripts/layers.py check [SRC]   every #include "layer/..." of SRC/<layer>/

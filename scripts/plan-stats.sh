@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # plan-stats.sh [BUILD_DIR]: the README's planner figures. Over every pair of
 # A100-40GB layouts (the 19 maximal ones, then all 298 valid ones) it counts
 # the destroy and create steps of our plans against mig-parted's apply, which

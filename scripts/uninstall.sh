@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # uninstall.sh MANIFEST [DESTDIR]: removes what `make install` installed (the
 # files CMake listed in MANIFEST), then the folders of gpuslice's own that
 # are left empty (never a shared one such as bin/).

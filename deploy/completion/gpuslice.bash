@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash completion for gpuslice (installed as
 # share/bash-completion/completions/gpuslice). gpuslice answers itself
 # (`gpuslice complete`, the same tables as --help): commands, options, this

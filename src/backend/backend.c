@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backend.c: chooses and opens a backend: NVML when asked for, or by default
  * when the library loads and sees a GPU; the emulator otherwise. */
 #include "backend/internal.h"

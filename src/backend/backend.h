@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h: one interface for "a machine with GPUs": MIG mode, GPU and
  * compute instances, MIG devices and processes. Implementations: nvml (real
  * GPUs through libnvidia-ml.so.1, loaded at run time) and emu (emulated GPUs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codes.c: NVML's vocabulary for gpuslice's error codes (util.h names
  * them): each code's nvmlReturn_t value, NVML's name for it and NVML's own
  * text as nvidia-smi prints it (reference/mig-facts.md §6.3), so the

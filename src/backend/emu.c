@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emu.c: emulated GPUs with NVML's semantics: MIG mode rules per generation,
  * fixed GPU-instance IDs and the driver's automatic placement order, CIs that
  * pin their GI, processes that pin their instance, and NVML's error codes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emu_devices.c: the device files of an emulated machine, as the NVIDIA
  * driver lays them out (backend.h, gs_emu_devices): /dev/nvidia<N> and
  * nvidiactl on the driver's major 195, /dev/nvidia-caps/nvidia-cap<M> on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emu_spec.c: what --emulate names, "model[:count],...[,seed=WORD][@driver]":
  * parsing it into boards, a seed and a driver, checking each board has MIG on that driver, and
  * building a fresh machine of it. Knows geometry and the state's shape, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emu_state.c: the emulated machine's state file (format: docs/emu-state.md).
  * Turns struct gs__emu_state into JSON and back, validating every field on
  * the way in against geometry, and loads and saves it under the file lock the

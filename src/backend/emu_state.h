@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emu_state.h: the emulated machine's state and its file form (internal to
  * backend/). emu.c gives the state NVML's semantics; emu_state.c reads and
  * writes it: one JSON file, replaced atomically under a lock. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: what the files of backend/ share and nothing outside may use:
  * the constructors backend.c chooses between. */
 #ifndef GS_BACKEND_INTERNAL_H

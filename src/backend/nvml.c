@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvml.c: the backend for real GPUs. libnvidia-ml.so.1 is loaded at run time
  * (no link-time dependency, no NVIDIA header: nvml_abi.h declares the subset),
  * versioned symbols fall back to older names, and entry points an old driver

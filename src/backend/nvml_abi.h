@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvml_abi.h: the subset of NVML's C ABI that gpuslice uses (backend/nvml.c,
  * through dlopen) and provides (nvml-emu, as libnvidia-ml.so.1), declared in
  * our own words from the facts in shared/reference/mig-facts.md §2, §5, §6 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.h: the bench layer's whole interface (gs_bench_): a load generator for
  * HTTP inference endpoints (KServe v2 / Triton, our workers, any HTTP URL).
  * Closed loop (N requests outstanding) and open loop (requests at intended

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* csv.c: perf_analyzer's CSV, written after a run as its ReportWriter writes
  * it (read at perf_analyzer 263c5f6e: the same columns in the same order,
  * present on the same conditions, the same units: whole µs, inferences per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grpc.c: `gpuslice bench -i grpc`: KServe v2 ModelInfer over h2c, on net's
  * HTTP/2 client. Each of run.c's threads holds ceil(slots / streams) client
  * connections on its own loop, each keeping up to --streams calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c: the bench layer's HTTP client pieces: target URLs, and a blocking
  * GET with a deadline for metadata and /metrics, its answer read by net's
  * response reader. Knows nothing of inference. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: bench-layer internals shared between its files: the helpers
  * the run and the CLI-facing parsers share. Not part of the interface
  * (bench.h is). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c: reads the server's Prometheus text: Triton's counters for one
  * model (nv_inference_*, which our emulated worker also exports), so each
  * window gets the server's queue and compute split as deltas of cumulative

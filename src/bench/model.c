@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.c: KServe v2 model inputs for the load generator: the model's
  * metadata (names, datatypes, shapes), shapes fixed by batch size and
  * --shape, input values (random, zero, or perf_analyzer's --input-data JSON)

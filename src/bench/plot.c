@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plot.c: `gpuslice bench plot`'s drawing: throughput and latency against
  * concurrency (or request rate) for several CSVs, as one SVG document with
  * two charts, a legend and an optional latency-budget line. Plain SVG 1.1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render.c: `bench plot`'s PNG and PDF. The SVG that plot.c draws is
  * rendered by librsvg onto a cairo surface (an image for PNG, a PDF
  * document), written into memory. Knows nothing of CSVs or charts: any SVG

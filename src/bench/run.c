@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.c: the load generator's engine. Each thread runs its own net-layer
  * loop with its own connections; the calling thread cuts time into windows,
  * swapping each thread's counters and histogram under a per-thread mutex,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* search.c: perf_analyzer's decisions, as pure arithmetic on figures and
  * outcomes (read at perf_analyzer 263c5f6e, src/inference_profiler.{h,cc}):
  * whether three windows' figures settled, whether a step passed, which level

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli.c: the command line: global options, verb dispatch, and the helpers
  * of cli.h the verbs share (errors, GPU selection, JSON and table output). */
 #include "cli/cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli.h: what the command-line front end's files share: the parsed global
  * options and backend, GPU selection, exit codes, error reporting, and the
  * boxed tables nvidia-smi prints. Argument parsing and printing only; every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_bench.c: `gpuslice bench` (the load generator: closed or open loop
  * against a KServe v2 endpoint or any HTTP URL; perf_analyzer's options,
  * table, CSV, JSON), and the verb table with `bench plot` (cmd_bench_plot.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_bench_pa.c: perf_analyzer's options that `gpuslice bench` refuses, and
  * why (docs/bench.md, "perf_analyzer's options", has every one of its options
  * with what bench does). cli_getopt says the reason instead of "unknown

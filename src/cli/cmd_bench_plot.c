@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_bench_plot.c: `gpuslice bench plot`: throughput and latency charts of
  * bench's (or perf_analyzer's) CSVs, as SVG, PNG or PDF by -o's ending.
  * Options and printing only; the bench layer reads the CSVs and draws. Its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_ci.c: `gpuslice ci profiles|placements|create|list|destroy`, the
  * compute-instance half of `nvidia-smi mig` (-lcip, -lcipp, -cci, -lci, -dci). */
 #include "cli/cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_complete.c: `gpuslice complete [--shell bash|zsh] -- WORD...`, the
  * hidden verb the bash and zsh completion scripts call on TAB (deploy/
  * completion/): the words after "gpuslice", the last one being completed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_emu.c: `gpuslice emu ...`, the controls only an emulated machine has:
  * start over, reboot, GPU reset, emulated processes (to exercise "in use"),
  * the settings that mimic a VM or a non-root caller, and the driver's device

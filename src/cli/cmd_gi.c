@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_gi.c: `gpuslice gi profiles|placements|create|list|destroy`, the
  * GPU-instance half of `nvidia-smi mig` (-lgip, -lgipp, -cgi, -lgi, -dgi),
  * printed in nvidia-smi's layout or as JSON. */

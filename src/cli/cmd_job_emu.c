@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_job_emu.c: `gpuslice job-emu`: an EMULATED training job for emulated
  * GPUs. It reads the slice it was given from the environment `gpuslice run`
  * and the queue set (GPUSLICE_JOB_*), "trains" for --steps steps at the speed

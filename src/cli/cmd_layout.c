@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_layout.c: `gpuslice apply|assert|export|recover`, declarative layouts
  * as nvidia-mig-parted has them (its v1 files are read unchanged), with the
  * fewest changes, a dry run that shows the plan, and crash recovery. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_layouts.c: `gpuslice layouts MODEL` draws every valid layout of a GPU
  * model as slices (the MIG user guide's "all valid combinations" figure) or
  * checks one (`--check`), and `gpuslice models` lists the models the geometry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_list.c: `gpuslice list`, nvidia-smi -L: every GPU and, under it, its
  * MIG devices with their UUIDs (the names CUDA_VISIBLE_DEVICES takes). */
 #include "cli/cli.h"

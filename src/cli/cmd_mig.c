@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_mig.c: `gpuslice mig enable|disable|status`, nvidia-smi's `-mig 1|0`
  * and its mig.mode.current/pending query. */
 #include "cli/cli.h"

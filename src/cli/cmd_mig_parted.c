@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_mig_parted.c: gpuslice installed or linked as `nvidia-mig-parted`
  * (main.c dispatches on argv[0]): NVIDIA's command line as its callers use
  * it (the GPU operator's mig-manager, the systemd service.sh): the commands,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_mps.c: `gpuslice mps start|stop|status`: an MPS control daemon per GPU
  * (-i) or per MIG device (--mig UUID), each with its own pipe and log
  * directories; emulated (state only) on emulated GPUs. Parsing and printing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_plan.c: `gpuslice plan WORKLOADS --fleet FILE | --gpus SPEC`: reads the
  * inputs, runs the planner and prints each GPU's layout (MIG instances, MPS
  * shares or time-slicing replicas), what did not fit and why, utilization and

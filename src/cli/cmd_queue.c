@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_queue.c: the slice queue: `gpuslice queue submit` (a job file in the
  * spool directory), `gpuslice queue run` (starts queued jobs in fair order as
  * slices free up; jobs keep running if it stops; its events, logged by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_run.c: `gpuslice run`: claims a slice (a MIG device of a profile, the
  * smallest with enough memory, or a time-sliced or MPS share of a GPU), runs
  * the command pinned to it with its output streamed, returns its exit status

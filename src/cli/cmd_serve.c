@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_serve.c: `gpuslice serve`: options from the command line over a serve
  * file, the MIG devices of the selected GPUs as the workers' slots, then
  * gs_serve_run (src/serve/server.c: the supervisor, the proxy, its admin API

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_slurm.c: `gpuslice slurm ...`, the node side of a Slurm cluster on MIG
  * slices: gres.conf and the slurm.conf node line from this node's layout, the
  * Prolog's drift check, the TaskProlog's export of MIG UUIDs, and the

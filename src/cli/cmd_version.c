@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_version.c: `gpuslice version` and `gpuslice --version`: the program's
  * version, and the NVIDIA driver's and NVML's when a driver is loaded. Never
  * opens the emulator: asking for the version changes no state. */

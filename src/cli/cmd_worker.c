@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_worker.c: `gpuslice worker`, the emulated KServe v2 server that stands
  * in for Triton on emulated GPUs. Parses options, turns --profile/--sms/
  * --full-gpu into the slice's SM count (geometry tables) and hands over to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.c: the sink of the libraries' log events (gs_log_*) when gpuslice
  * runs them, and how each line looks (--log-format, --log-level):
  *  - text, not on a terminal: progress (info) as plain lines on stdout, as

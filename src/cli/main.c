@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c: the gpuslice executable; everything else is in cli.c, so tests and
  * fuzzers can drive the same command line in-process. Installed or linked
  * as nvidia-mig-parted, it is NVIDIA's command line instead. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* opts.c: a verb's options from its one table (struct cli_opt): the
  * getopt_long table and its parsing, deprecated spellings, --help, the
  * synopsis in usage errors, and the duration syntax every option shares.

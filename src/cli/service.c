@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* service.c: telling systemd how a long-running command is doing, through
  * libsystemd's sd_notify: serve's readiness, reloads, drain, worker count
  * and watchdog pings (deploy/systemd/gpuslice-serve.service.in, Type=notify).

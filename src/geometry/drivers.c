@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* drivers.c: the NVIDIA driver releases the emulator can be, by branch: the
  * release a bare branch ("@535") stands for and the CUDA version each
  * reports. A release quoted in a fidelity transcript stands for its branch

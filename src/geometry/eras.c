@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* eras.c: the tables older drivers show, each the `before` of a newer record
  * (models.c), found by gs_geom_model_at(). A record holds from its own `since`
  * up to the `since` of the record that points to it. Each difference names the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* geometry.c: the rules of MIG geometry over the per-model tables of
  * models.c: finding models and profiles by what users type, legal and
  * automatic placements, GPU-instance IDs, compute-instance profiles, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* geometry.h: facts about every MIG-capable GPU model (GPU- and compute-
  * instance profiles, slices, engines, legal placements, GPU-instance IDs),
  * and the rules that validate and enumerate layouts. Pure data and logic:

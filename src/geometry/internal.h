@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: what the files of geometry/ share and nothing outside may use:
  * NVML enum values the rules need, the lookups skus.c builds on, and the
  * older drivers' tables (eras.c) that the newest ones (models.c) point to. */

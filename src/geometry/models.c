@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* models.c: the static tables of every MIG-capable GPU model: one array of
  * GPU-instance profiles per model (a row of `nvidia-smi mig -lgip` plus its
  * `-lgipp` placements) and one model record. Pure data; the rules that use it

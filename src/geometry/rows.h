@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rows.h: the GPU-instance profile rows that more than one driver's table
  * of a model shares (models.c holds the newest tables, eras.c the older
  * drivers'). One row of `nvidia-smi mig -lgip` plus its -lgipp placements

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* skus.c: the boards the emulator can be and how users name them. Each board
  * has its own NVML name and PCI device and subsystem ids over a model's
  * tables; a model's own board carries the model's key. [OGKM] is the

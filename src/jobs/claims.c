@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* claims.c: who holds which slice. The ledger is one file per user,
  * <dir>/claims/<uid>.json, owned by that uid (the kernel's word for who
  * holds a claim) and replaced atomically; every claimer reads them all

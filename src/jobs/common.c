@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common.c: the jobs layer's shared pieces: its state directory, memory
  * sizes, modes, process liveness, and the typed readers and atomic writer of
  * its JSON files. Knows no scheduling. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emujob.c: job-emu, a stand-in training job for emulated GPUs. Each step
  * takes the time a published measurement gives for the job's slice: on a MIG
  * slice by its share of compute slices, time-sliced or under MPS by how many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* events.c: what the queue runner says of its jobs, through the one logger
  * (gs_log_*, source "queue"): a job submitted, waiting (and why), started on
  * a slice, ended (status, duration, leftovers), lost or refused, and files

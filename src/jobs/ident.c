@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ident.c: who a job is and where its files may live. The kernel says who
  * submitted a job (the owner of its file, from the fstat of util's safe open,
  * gs_file_open_private), never the file's text; this file looks that uid up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: what the jobs layer's files share and nothing outside uses:
  * process liveness, the JSON field readers of its state files, locking of
  * its directory, and the emulated-GPU test. */

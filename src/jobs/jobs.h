@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jobs.h: running commands on slices: claiming a MIG slice (or a share of a
  * whole GPU under time-slicing or MPS) safely between concurrent runners, the
  * spool-directory queue with per-user fairness and limits, MPS control

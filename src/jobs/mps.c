@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mps.c: MPS control daemons, one per scope (a GPU or a MIG device, named by
  * UUID), each with its own pipe and log directories under <dir>/mps/<scope>/
  * (docs.nvidia.com/deploy/mps, "Environment Variables": CUDA_MPS_PIPE_DIRECTORY

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* queue.c: the queue that runs the spool's jobs (`gpuslice queue run`): a
  * scheduling pass starts queued jobs in fair order, each under a shepherd
  * process that outlives the queue, runs the job as the user who owns its

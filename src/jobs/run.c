@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.c: starting a command on a claim: its environment (the device it is
  * pinned to, MPS client limits, GPUSLICE_JOB_* for job-emu), the spawn (no
  * shell; killed if its runner dies, so a claim never outlives both), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm.c: a live node's GPUs for Slurm (jobs/slurm.h): its gres records from
  * the backend, the prolog's drift check and the task prolog's index map, both
  * against the gres.conf Slurm read. The text formats are plan/slurm.c's;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm.h: the jobs layer's Slurm glue: a live node's GPUs as Slurm gres
  * records (written through plan/slurm.h, the one gres.conf writer), the
  * prolog's check that the node still has the layout its gres.conf was made

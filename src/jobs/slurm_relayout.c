@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_relayout.c: a node's new layout under a running Slurm cluster
  * (jobs/slurm.h, gs_jobs_slurm_relayout): drain, wait, apply, rewrite
  * gres.conf and the node line, restart the daemons, check that the controller

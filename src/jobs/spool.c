@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* spool.c: the job queue's files: <dir>/queue/<id>.json, one per job,
  * owned by its submitter (that owner, from the kernel, is who the job runs
  * as) and replaced atomically under <dir>/queue.lock, always as that owner,

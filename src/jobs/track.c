@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* track.c: every process a job starts, found and ended after it. A job gets
  * a cgroup v2 of its own where the machine lets us make one (a cgroup2
  * mount, ours to write: root on most machines, including the hybrid

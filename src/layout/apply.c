@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply.c: carries out layout plans on a backend, safely: one apply at a time
  * (a lock), every GPU planned before anything changes, and the final layouts
  * journaled before the first change, so a crash at any point is finished by

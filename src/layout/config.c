@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.c: reads layout config files: nvidia-mig-parted's v1 format as it is
  * (`version: v1`, `mig-configs`) and ours (`version: gpuslice/v1`, `configs`,
  * with placements, compute instances and GPUs chosen by UUID). libyaml builds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* export.c: writes the machine's current layout as a config. Ours records
  * every placement and compute instance, so applying it rebuilds the same
  * layout (a GI without any compute instance comes back with the default one);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hooks.c: runs the commands of a hooks file around an apply, as
  * nvidia-mig-parted does (stop GPU clients before a change, restart them
  * after). Each command is its own process, without a shell; its failure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* layout.h: declarative MIG layouts: the configs admins write (nvidia-mig-
  * parted's v1 YAML and ours), the plan that turns a GPU's current instances
  * into a target with the fewest changes, and the journaled apply that survives

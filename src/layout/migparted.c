@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* migparted.c: `nvidia-mig-parted assert` and `apply` as mig-parted runs
  * them (cmd/nvidia-mig-parted/{assert,apply}): the walk over a config's
  * entries and the GPUs each names, the mode step (clear, set, reset every

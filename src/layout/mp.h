@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mp.h: what the files of nvidia-mig-parted's semantics share (migparted.c,
  * mpstate.c, mpconfig.c): the log call, counts of MIG devices by profile
  * name as mig-parted compares them, the busy check and the step runner with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpconfig.c: the config files nvidia-mig-parted writes: `export` (the
  * current layout, entries merged across GPUs that agree, as its
  * mergeMigConfigSpecs) and `generate-config` (all-disabled, all-enabled,

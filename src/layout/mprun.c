@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mprun.c: the frame nvidia-mig-parted's apply and restore share
  * (ApplyMigConfigWithHooks: the four hook points around the mode and device
  * steps) and its GPU reset, which resets every GPU at once after a mode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpstate.c: `nvidia-mig-parted checkpoint` and `restore`: the MIG state of
  * every MIG-capable GPU in mig-parted's checkpoint file (api/checkpoint/v1:
  * Go's field names, compact JSON, null for an empty list), and restoring it

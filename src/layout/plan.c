@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.c: the layout planner. Turns one GPU's current GPU and compute
  * instances into a target with the fewest destroys and creates: it keeps the
  * largest set of current instances the target can be built around, places

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resolve.c: turns a parsed config into what each GPU of this machine should
  * hold: which entry applies to which GPU (indices, UUIDs, device-filter), and
  * each profile name resolved against that GPU's own model, so one file can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* budget.c: a byte budget several threads draw on: the memory serve lets
  * request bodies take while it holds them (the proxy's retry buffers, whole
  * gRPC messages). A request that would pass it is refused (503,

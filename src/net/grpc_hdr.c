@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grpc_hdr.c: the values of gRPC's own HTTP/2 headers that net's HTTP/2
  * server reads and writes (grpc-timeout in, grpc-message out), by gRPC's
  * "gRPC over HTTP2" protocol. Knows nothing of the calls that carry them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h2.c: the server side of gRPC calls over HTTP/2 cleartext (h2c, prior
  * knowledge) on the net event loop. nghttp2 does the framing, HPACK and flow
  * control; this file feeds it socket bytes, gathers each stream's headers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h2_client.c: the one HTTP/2 cleartext client (h2c, prior knowledge) on the
  * net event loop, for the proxy's gRPC side (to its workers) and bench's
  * gRPC load: one connection, many concurrent calls, each a request (headers

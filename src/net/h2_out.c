@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h2_out.c: the output of one HTTP/2 connection, server's or client's:
  * nghttp2's frames are gathered in a buffer the thread shares and written
  * in as few send() calls as the socket takes (one per turn for a turn's

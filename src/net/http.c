@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c: a small HTTP/1.1 server on the net event loop: picohttpparser for
  * the request head, http1.c's strict decoder for chunked bodies, keep-alive,
  * pipelined requests answered in order, limits (431, 413, 400, 505, the

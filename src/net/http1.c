@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http1.c: HTTP/1.1 message rules that both the server (http.c, requests)
  * and the response reader (response.c) apply: the framing and connection
  * fields of a head (RFC 9112 §6, §9.3), a strict chunked-body decoder (RFC

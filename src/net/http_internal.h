@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_internal.h: the HTTP/1.1 server's state and the calls its two files
  * make to each other: a connection's requests and answers (http.c) and its
  * socket, accepts and the server's life (http_server.c). Not part of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_server.c: the HTTP/1.1 server's sockets: reading a connection into
  * its buffer (or straight into the handler's space for a body), accepting
  * under the connection limit (the oldest idle connection evicted for a new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: net-layer internals shared between its files and its fuzz
  * targets: picohttpparser's declarations (once for the whole project: the
  * HTTP/1 server and response reader parse with it), and connections without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loop.c: the net layer's event loop: epoll over an fd-indexed table, a
  * binary min-heap of timers, work deferred to the end of a turn (output
  * gathered over a turn goes out in one write), deferred closes, a stop

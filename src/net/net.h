@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* net.h: the net layer's whole interface, the network runtime that serve,
  * worker and bench share: an epoll event loop with timers, socket helpers
  * (listen, accept under a connection limit, the idle list), a byte budget

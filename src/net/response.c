@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* response.c: the one HTTP/1 response reader, used by the proxy's upstream
  * side, the supervisor's readiness probes and the load generator. It reads
  * a caller's buffer: the head (picohttpparser), then the body as it comes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* affinity.c: NVML's CPU affinity queries over the emulator. An emulated GPU
  * is as near to every CPU as the host lets NVML see: its ideal CPUs, within
  * NUMA node or socket, are every online CPU of the host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c: NVML's device queries over the emulator: count and handles (by
  * index, UUID, PCI bus id), name, UUID, serial, PCI info, index, minor number,
  * memory, utilization and process lists, for GPU and MIG device handles, plus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* handles.c: NVML's opaque handles as addresses in static tables: one slot per
  * GPU, per possible GPU instance (ids 0..14), per compute instance (0..7) and
  * per MIG device. They are never freed, so a handle stays a valid pointer for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mig.c: NVML's MIG calls over the emulator: MIG mode, GPU- and compute-
  * instance profiles (from the geometry tables), placements, capacity, create,
  * destroy, list and lookup, MIG device handles and attributes, and the older

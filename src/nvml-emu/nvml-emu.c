@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvml-emu.c: the library's life cycle and system-wide calls: the one lock
  * every call takes, nvmlInit/nvmlShutdown (reference-counted) opening and
  * closing the emulator backend ($GPUSLICE_EMULATE, $GPUSLICE_EMU_STATE),

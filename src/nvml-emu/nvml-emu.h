@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvml-emu.h: what the files of nvml-emu share and nothing outside may use:
  * the one lock and the emulator backend behind every call, the static handle
  * tables, and the helpers that turn a handle into the emulator's view of it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* unsupported.c: one exported stub per NVML entry point nvml-emu does not
  * emulate (the list in unsupported.h, generated from NVML's header), so a
  * client that resolves or links every symbol loads, and learns per call that

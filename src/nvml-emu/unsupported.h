@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* unsupported.h: the NVML entry points nvml-emu exports as stubs that answer
  * NVML_ERROR_NOT_SUPPORTED (NVML_ERROR_UNINITIALIZED before nvmlInit): every
  * nvmlReturn_t function of NVML's header (API version 13) that nvml-emu does

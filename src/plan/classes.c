@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* classes.c: GPU state classes for the planner: a key per state (model,
  * mode, placed instances and who uses them, or the shares handed out), a hash
  * from key to class, member lists, and each state's fragmentation, computed

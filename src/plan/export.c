@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* export.c: a planned fleet in the formats the engines that run fleets read:
  * nvidia-mig-parted configs (one per node, the file `gpuslice apply` also
  * reads) and ours with placements. Kubernetes' formats are k8s.c, Slurm's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* export_gres.c: a planned fleet for Slurm: per node, the gres.conf records
  * of its planned MIG devices and whole GPUs (MPS GPUs as gres/mps, time-
  * sliced ones as gres/shard) and its slurm.conf NodeName line, through the

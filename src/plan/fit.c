@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fit.c: the exact single-GPU search (every candidate profile at every legal
  * start, by backtracking, with geometry's check_add deciding each step) and
  * the repair that uses it when the greedy pass leaves a replica out: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: what the planner's files share and nothing outside src/plan
  * sees: demand kinds, GPU state classes and the planning context. */
 #ifndef GS_PLAN_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* k8s.c: a planned fleet as the Kubernetes objects NVIDIA's GPU operator
  * acts on: the device plugin's (and GPU feature discovery's) configs, one
  * per distinct node need, in one ConfigMap with the nvidia.com/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pack.c: the fleet planner. Replicas become demands, demands with the same
  * needs share a kind, GPUs in the same state share a class; each demand goes
  * to the class (and placement) with the best score, so a step costs the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* parse.c: reads the planner's two YAML inputs, the workload file
  * (`workloads:`) and the fleet file (`nodes:`), and the `--gpus` shorthand.
  * libyaml builds the document; this file checks its shape strictly and every

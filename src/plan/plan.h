@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.h: the planner: which GPU, and which slice of it (a MIG instance, an
  * MPS share or a time-slicing replica), each workload replica gets across a
  * fleet; fragmentation-aware, exact on one GPU, incremental against a current

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay.c: replays a GPU-sharing trace in Alibaba's openb format (the
  * trace FGD was evaluated on) the way FGD's simulator does, so that every
  * policy meets the same arrivals, filters and metric: the trace shuffled by

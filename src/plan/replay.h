@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay.h: what the trace replay's files share and nothing outside
  * src/plan sees: the trace, the cluster's state during one run, FGD's task
  * types, and the per-mode placement (replay_frac.c: fractional shares,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_frac.c: the trace replay on the trace's own GPUs, each task taking
  * its fractional share of one GPU (MPS / time-slicing) or whole GPUs: FGD's
  * fragmentation measure and, per policy, a node's best move for a task.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_mig.c: the trace replay on a MIG fleet of the same size: GPUs of
  * nodes whose model has 32 GB or more (V100M32, A10, G3) become H100-80GB,
  * the others A100-40GB; a share s of a GPU becomes the smallest plain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_ours.c: ours in the trace replay. FGD's principle (place where the
  * expected fragmentation grows least, over the trace's task kinds) with
  * three changes: each kind weighs by how scarce the GPU it can still use

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.c: gs_plan_run: keeps what may stay (incremental), orders the demands
  * biggest first, moves each into the best GPU class under the policy, repairs
  * what is left by exact re-layout, then counts changes, utilization and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm.c: gres.conf and slurm.conf node lines from a node's devices, and
  * gres.conf's gpu records read back (plan/slurm.h). Text only: the callers
  * find the devices (jobs/slurm.c on a live node, export_gres.c for a planned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm.h: Slurm's view of a node's GPUs: the gres.conf records (one per MIG
  * device or whole GPU, plus gres/mps and gres/shard counts for shared GPUs)
  * and the slurm.conf NodeName line that must agree with them, written from a

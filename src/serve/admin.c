@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admin.c: the admin API of `gpuslice serve`, on a listener of its own:
  * GET /workers lists every worker with its process and proxy state, POST
  * /workers/<w>/drain|disable|enable changes one live. Loopback-only unless a

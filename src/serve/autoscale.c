@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* autoscale.c: the autoscaler's controller on the serve loop: every tick it
  * reads the proxy's latency histogram into the policy (scale_policy.c) and
  * acts: a grow creates a GPU instance and its full compute instance through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.c: reads `gpuslice serve -f serve.yaml`: a flat map whose keys are
  * the serve command's long options (listen, replicas, policy...), plus the
  * worker command as a list and its environment as a map. libyaml builds

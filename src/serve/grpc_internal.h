@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grpc_internal.h: the load balancer's gRPC side shared between its unary
  * calls (grpc_proxy.c) and its streams (grpc_stream.c): the proxy's state,
  * its connections to the workers' gRPC ports, and how a call on one of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grpc_proxy.c: the load balancer's gRPC side (`gpuslice serve
  * --grpc-listen`): h2c clients come in through h2.c, and each call (not each
  * connection) goes to a worker the HTTP side's pool picks (proxy.c: same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grpc_stream.c: the load balancer's gRPC streams (ModelStreamInfer, and
  * any method it does not know as unary): each client stream is pinned to
  * one worker, picked by the pool's policy when its headers arrive and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: serve-layer internals shared between its files: the load
  * balancer's worker pool as its gRPC side uses it. Not part of the layer's
  * interface (serve.h is). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pidfile.c: serve's pid file, so that a serve started after one that died
  * (SIGKILL, a crash) ends the workers it left, or says which it cannot end,
  * instead of failing on their ports for ever. <dir>/serve.lock is held

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proxy.c: the load balancer's requests: clients come in through net's
  * HTTP/1.1 server (limits, keep-alive, pipelining), each request goes to a
  * worker the pool picks (proxy_pool.c) over an upstream connection

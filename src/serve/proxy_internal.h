@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_internal.h: the load balancer's state and the calls its files make
  * to each other: the pool and its policy (proxy_pool.c), upstream
  * connections and answers (proxy_upstream.c), requests streamed from the

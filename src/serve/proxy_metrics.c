@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_metrics.c: the load balancer's counters and latency histograms,
  * each written by its own thread and read by any (relaxed atomics, single
  * writer), summed over the threads for /metrics (Prometheus text) and for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_pool.c: the load balancer's worker pool and its policy: which
  * worker is in (ready, not ejected, enabled by the operator), the pick
  * (power of two choices or round-robin, under each worker's in-flight

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_threads.c: the load balancer on several threads: with cfg.threads
  * > 1 the proxy on the caller's loop (the main one) has shards, each a proxy
  * of its own on its own loop and thread, accepting from the same listening

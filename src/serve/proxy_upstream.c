@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_upstream.c: the load balancer's connections to its workers: a pool
  * of kept-alive connections per worker, non-blocking connects, the request
  * written as the client's bytes come, the answer read by net's response

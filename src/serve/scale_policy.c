@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scale_policy.c: the autoscaler's decision rule, apart from any GPU or
  * process so the tests can script load through it: a sliding window of the
  * proxy's latency histogram (snapshots of its cumulative bucket counts, the

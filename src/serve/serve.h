@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.h: the serve layer's whole interface: the worker supervisor
  * (gs_super_) runs one process per slice on a net event loop; the load
  * balancer (gs_proxy_) sits on net's HTTP server and feeds requests to the

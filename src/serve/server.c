@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* server.c: `gpuslice serve` put together on one event loop: the supervisor,
  * the proxy (HTTP, and gRPC when asked), its admin API and the autoscaler;
  * SIGTERM or SIGINT drains (stop accepting, finish what is under way within a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* supervisor.c: the worker supervisor: one process per slot (MIG device or
  * replica), pinned with CUDA_VISIBLE_DEVICES, in its own process group, killed
  * by the kernel if serve dies (PR_SET_PDEATHSIG), its output in a log file;

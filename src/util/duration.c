@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* duration.c: the one reader of durations, for every option and file key
  * that takes one ("250ms", "10s", "2m"; a bare number in the unit the
  * option had before it took units). Only text to microseconds: what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* file.c: gpuslice's own files (state, locks, journals, spool) opened so that
  * another local user cannot put something else in their place: no link is
  * followed, nothing but a regular file is opened, its owner and mode and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hist.c: the latency histogram (util.h, gs_hist_): log-linear buckets of
  * fixed relative width, so memory is bounded whatever the run's length and
  * percentiles keep 3 significant digits. Generic: the load generator and the

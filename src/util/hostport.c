@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hostport.c: the one reader of "HOST:PORT" text, wherever it comes from:
  * listen options (serve, worker, admin), URLs (bench), the Host and Origin
  * headers the admin API checks. Strict: a port is 1 to 5 decimal digits in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: what util's files share and no other layer sees. */
 #ifndef GS_UTIL_INTERNAL_H
 #define GS_UTIL_INTERNAL_H

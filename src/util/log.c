@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.c: the one logger: a level threshold and a sink the front end sets
  * (cli: where lines go and how they look); a library calls gs_log_* and
  * never prints. Silent until a sink is set, so tests and fuzzers that link

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* util.c: error records and code names, whole-file reads, atomic file
  * replacement, advisory locks, the hash that derives stable identifiers, and
  * the fields of /proc/<pid>/stat.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* util.h: the shared utilities every layer may use: error records, whole-file
  * reads, atomic file replacement under a lock, small hashing helpers, a
  * process's /proc/<pid>/stat and start time, HOST:PORT text, durations, latency

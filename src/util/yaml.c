@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* yaml.c: the strict-reading helpers every YAML parser shares (layout configs,
  * planner inputs, serve files): load a document with libyaml, check kinds,
  * typed scalars, maps with a fixed set of keys and no repeats, and errors that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grpc.c: the emulated worker's KServe v2 gRPC service
  * (inference.GRPCInferenceService: ServerLive, ServerReady, ModelReady,
  * ServerMetadata, ModelMetadata, ModelInfer, ModelStreamInfer) on net's

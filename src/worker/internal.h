@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h: worker-layer internals shared between worker.c, its models
  * (model.c), its gRPC front end (grpc.c) and the HTTP/2 fuzz target. Not part of the layer's
  * interface (worker.h is). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.c: the emulated worker's models and their latency model: each
  * model's tensors as Triton declares them, and the modelled time of one
  * batch-1 request on a slice of a given SM count (calibrated below on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* worker.c: the emulated KServe v2 worker (`gpuslice worker`), Triton's
  * stand-in on emulated GPUs: health, metadata, infer with JSON and binary
  * tensors validated as Triton does, Prometheus metrics named like Triton's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* worker.h: the worker layer's whole interface: the emulated KServe v2 /
  * Triton server (`gpuslice worker`) that stands in for Triton on emulated
  * GPUs, HTTP and gRPC, and its per-slice latency model. It stands on net;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-arch-layers.sh: the layer check (scripts/layers.py check, run by every
 # build before any layer compiles) passes on the tree, and fails the build
 # of a scratch copy given a deliberately wrong include: bench including

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-arch-limits.sh: no file in src/ over 1,000 lines and no function over
 # 80 (scripts/layers.py limits), unless a "limit: <reason>" comment says
 # why; and the check fails where it should: a scratch file of 1,001 lines,

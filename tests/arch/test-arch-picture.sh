@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-arch-picture.sh: docs/architecture.md stays true: its picture,
 # docs/layers.svg, is what `scripts/layers.py svg src` draws from today's
 # sources, and its layer table names, for each layer, the layers

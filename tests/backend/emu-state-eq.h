@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emu-state-eq.h: field-by-field equality of two emulator states, for the
  * round-trip checks of the tests and the fuzz target (not a test itself: the
  * test glob takes test-*.c only). Padding and the unused tails of the fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-backend-codes.c: NVML's vocabulary for util's error codes (the
  * backend's codes.c): every code's NVML name, NVML value and text, one
  * row each (a code added to util.h without one fails here); values no code

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-backend-conformance.c: one script of MIG operations driven in lockstep
  * on two backends, the emulator itself and the NVML backend loaded over our
  * emulated libnvidia-ml.so.1 ($GS_NVML_EMU), each result and error code kept

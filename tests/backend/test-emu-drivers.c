@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-drivers.c: the emulated machine's driver and boards (issue 19):
  * --emulate MODEL@DRIVER and `emu set --driver` choose the driver's tables,
  * its refusals and MIG UUID form; boards report their own PCI ids; a board's

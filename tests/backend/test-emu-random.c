@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-random.c: thousands of random MIG operations per GPU model on the
  * emulator, each checked against an oracle (geometry for GIs, an independent
  * model of CI packing written here) and a shadow copy of the machine, with

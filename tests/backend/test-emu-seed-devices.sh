@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-emu-seed-devices.sh: the emulator's per-machine seed (machines emulated
 # side by side have their own GPU and MIG UUIDs; no seed, the UUIDs of old)
 # and `gpuslice emu devices DIR` (the driver's device nodes and mig-minors).

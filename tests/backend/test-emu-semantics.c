@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-semantics.c: the NVML rules the emulator keeps (reference §9,
  * §6.1, §6.3, §5.2/§5.3): MIG mode per generation (reset, pending states,
  * reboots), the error code and message of every refused GI/CI call, root

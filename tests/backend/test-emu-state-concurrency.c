@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-state-concurrency.c: the state file shared by real processes.
  * Four writers appending under the lock lose no update; a writer killed with
  * SIGKILL at random moments always leaves exactly the old or the new state,

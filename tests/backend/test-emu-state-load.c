@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-state-load.c: loading and saving the state file under its lock:
  * a missing file is NOT_FOUND with the lock still held (the caller creates
  * the state), a corrupt or oversized one is CORRUPT_STATE with the fix in the

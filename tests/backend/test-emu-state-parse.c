@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-state-parse.c: the emulator state file's text form. A rich state
  * (A100-40GB with seven 1g GIs and their CIs, an A30, processes) survives
  * dump and parse field by field; then one corrupt text per validation rule,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-state-v2.c: the state file's version 2 fields (docs/emu-state.md):
  * the machine's driver, each GPU's board and GI-ID orientation; version 1
  * files still read, as the default driver and each model's orientation. */

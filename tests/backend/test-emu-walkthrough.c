@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-emu-walkthrough.c: NVIDIA's MIG walkthrough on an emulated
  * A100-SXM4-40GB through the public backend API (reference §8.1, §8.2, §4.1):
  * seven 1g.5gb without placements get the driver's GI IDs and slices, each

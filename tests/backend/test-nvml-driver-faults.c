@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-nvml-driver-faults.c: the nvml backend against drivers that are
  * missing, broken, old or empty (stand-ins built from fake-nvml/, and nvml-emu
  * cut down to what the CUDA 11.1 and 11.4 headers declared), and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # server.py PORTFILE: the bench tests' target, an HTTP/1.1 keep-alive server
 # whose service times and failures are known: /fixed (20 ms), /bimodal
 # (every 5th request 50 ms, the others 5 ms), /stall (never answers), /close

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-bench-csv.c: bench's CSV against perf_analyzer's. The expected
  * headers are transcribed from perf_analyzer's ReportWriter::GenerateReport,
  * src/report_writer.cc at commit 263c5f6e0c7a6c15472a54409174981f67930cfe

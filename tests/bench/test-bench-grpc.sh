@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-bench-grpc.sh: `gpuslice bench -i grpc` (KServe v2 ModelInfer over
 # h2c, many streams per connection) against `gpuslice worker --grpc-listen`
 # and `gpuslice serve --grpc-listen`: requests succeed with no error; against

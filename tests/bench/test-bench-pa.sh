@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-bench-pa.sh: `gpuslice bench` under perf_analyzer's command line.
 # - Every option perf_analyzer's parser knows (src/command_line_parser.cc at
 #   perf_analyzer 263c5f6e0c7a, its long_options[] and short string) is either

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-bench-parse.c: the bench layer's parsers and writers without a
  * network (its HTTP responses are net's reader's: tests/net/test-http-
  * response.c): URLs, model metadata and --input-data (good

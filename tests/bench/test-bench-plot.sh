@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-bench-plot.sh: `gpuslice bench plot -o` writes the format its name
 # asks for: SVG as text, PNG and PDF rendered through librsvg and cairo
 # (checked by their magic bytes and, for PNG, the chart's size in its IHDR),

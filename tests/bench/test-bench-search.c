@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-bench-search.c: the levels bench measures for a range, against
  * perf_analyzer's InferenceProfiler::Profile (src/inference_profiler.h at
  * perf_analyzer 263c5f6e0c7a, 2025-12-15), driven by outcomes chosen here: a

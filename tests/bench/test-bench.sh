@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-bench.sh: `gpuslice bench` end to end over loopback against a test
 # server with known service times (fixed, bimodal, stalled) and failures
 # (errors, mid-body close, garbage, refused, broken metadata), against the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-complete.sh: the bash completion (deploy/completion/gpuslice.bash),
 # sourced into this shell as bash-completion would, completes by asking
 # gpuslice (`gpuslice complete`): commands, a group's verbs, options, fixed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-concurrency.sh: real gpuslice processes racing on one emulated
 # A100-SXM4-40GB. (1) 8 concurrent `gi create 1g.5gb` on a GPU with room for
 # 7: exactly 7 succeed with distinct GI ids and 1 fails with exit 1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-dgi-busy.sh: `gpuslice gi destroy` (nvidia-smi mig -dgi) stops at the
 # first GPU instance that cannot go, as the real one does (issue 19 item 3;
 # reference §8.3): "Unable to destroy GPU instance ID 3 from GPU 0: In use by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-docs.sh: the man pages and docs/cli.md say what --help says,
 # because all three come from the verbs' option tables (src/cli/opts.c,
 # src/cli/mangen): every page of $GS_BUILD/man renders with `man -l` without

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-errors.sh: every user error the gpuslice command line can meet, one
 # case each. A case asserts the exact exit status (0 ok, 1 the GPU refused,
 # 2 bad command line, 3 state file unusable), that stderr is ONE line starting

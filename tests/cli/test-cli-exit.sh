@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-exit.sh: docs/cli.md's exit rule, held over many commands' error
 # paths: 1 refused or failed while acting (the GPU, a check, a server or the
 # network), 2 a bad command line or a bad file it names (nothing changed),

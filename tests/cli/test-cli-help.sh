@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-help.sh: `gpuslice <command> --help` for every command that
 # `gpuslice --help` lists: exit 0, the command's help on stdout (a usage
 # line, its options one a line, each with a description, and at least one

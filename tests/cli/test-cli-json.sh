@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-json.sh: every read command's --json output is valid JSON (checked
 # by python3's json module), has the field names docs/cli.md documents, and
 # nothing else on stdout; layouts --json counts the reference's layouts

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-layout-errors.sh: `apply`, `assert`, `export` and `recover` given
 # bad input: the exit status, one stderr line naming the input (file and line
 # for config files) and the fix, and the emulated GPUs left unchanged.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-listen.sh: every option that takes a HOST:PORT (serve's --listen,
 # --grpc-listen and --admin-listen, on the command line and in a serve file;
 # worker's --listen and --grpc-listen; bench's --url, --grpc-url and

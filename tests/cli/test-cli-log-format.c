@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-cli-log-format.c: how the CLI's log sink writes one event in each
  * format (src/cli/log.c): the journal's syslog priority per level and no
  * time; JSON with time (UTC, ms), level, source, message and the fields,

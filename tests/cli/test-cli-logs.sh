@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-logs.sh: the log formats of the one logger (issue 17, item 6),
 # on `queue run` and `serve`: with $JOURNAL_STREAM naming stderr's device
 # and inode (as systemd sets it), every line carries the journal's priority

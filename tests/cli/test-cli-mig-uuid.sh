@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-mig-uuid.sh: `-i` naming a MIG device, in the R470+ form
 # (MIG-<uuid>) and the legacy one (MIG-GPU-<uuid>/<gi>/<ci>), as CUDA_VISIBLE_DEVICES
 # takes them: list, gi list, ci list and ci profiles narrow to that device,

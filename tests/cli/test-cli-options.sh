@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-options.sh: one meaning per option (docs/cli.md, "Options: one
 # meaning each"): an old spelling still works and warns once on stderr;
 # every duration option takes the one syntax (a unit, and a bare number in

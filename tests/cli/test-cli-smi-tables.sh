@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-cli-smi-tables.sh: `gpuslice gi profiles|list` and `ci list|profiles`
 # print nvidia-smi's `mig -lgip`, `-lgi`, `-lci` and `-lcip` tables byte for
 # byte, rows in nvidia-smi's order, compared with real transcripts:

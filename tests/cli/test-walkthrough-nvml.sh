@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-walkthrough-nvml.sh: the demo's MIG lifecycle driven through the NVML
 # backend (libnvidia-ml.so.1 = our nvml-emu) must print exactly the golden
 # transcript the emulator backend prints; and the default backend is NVML

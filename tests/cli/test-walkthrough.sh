@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-walkthrough.sh: runs scripts/demo-lifecycle.sh (NVIDIA's A100 walkthrough on an
 # emulated A100-SXM4-40GB) and compares its stdout with the golden transcript
 # tests/cli/walkthrough.expected, checked line by line against

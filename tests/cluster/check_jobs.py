@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_jobs.py OUT_DIR WANT MAP... [--new-on NODE MAP MIN]: the cluster tests'
 verdict on what their jobs saw. Each job's output (tests/cluster/test-slurm.sh's
 job.sh) names its node, the profile it asked for, its CUDA_VISIBLE_DEVICES, its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2154
 # tests/cluster/lib-slurm.sh: a throwaway Slurm cluster on 127.0.0.1 for the
 # cluster tests: munged, slurmctld and one slurmd per node (Debian's slurmd

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # nvml-node.sh DIR COMMAND...: runs COMMAND (a slurmd) as if on the emulated
 # machine whose files `gpuslice emu devices DIR` made: in a mount namespace of
 # its own (run it under `unshare -m`), /dev is a copy of the host's character

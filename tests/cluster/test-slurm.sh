@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-slurm.sh: a live Slurm cluster schedules jobs onto MIG slices. Three
 # nodes on 127.0.0.1 (Debian's munge, slurmctld, slurmd), each its own
 # emulated machine: node1 one A100-40GB in all-1g.5gb, node2 two in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-demo-smoke.sh: `make demo` (scripts/demo.sh) with short windows on 1,
 # 3 and 7 slices and no autoscaler run (tests/serve/test-autoscale.sh covers
 # it), checking the shape of its results rather than figures: throughput

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-geometry-layouts.c: the layout rules of geometry.c against
  * shared/reference/mig-facts.md: enumeration counts (§4), the 19 A100 layouts
  * of §4.1 one by one, GI IDs and automatic placement order (§8.1), every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-geometry-tables.c: checks every row of the model tables (models.c)
  * against an independent transcription of shared/reference/mig-facts.md
  * (§2.2, §3.x, §1.2, §1.3, §8.1), and the structural rules every table must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-jobs-claims.c: claiming slices on an emulated A100, in process: the
  * exact codes for "none free now" (INSUFFICIENT_RESOURCES), "none can exist"
  * (NOT_FOUND) and "can never fit" (USAGE); --memory picking the smallest

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-ledger.sh: serve, run and the queue share one claims ledger, so no
 # two of them ever hand out the same slice (issue 14, item 4). On an emulated
 # A100 with three 1g.5gb slices and one 3g.20gb: serve's workers on the 1g

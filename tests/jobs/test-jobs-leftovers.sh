@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-leftovers.sh: every process a job starts is ended before its slice
 # is handed on (issue 14, item 2). On one emulated 3g.20gb slice, a queued job
 # forks children plainly, with setsid, double-forked, and one that ignores

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-log.sh: `gpuslice jobs` shows each started job's log path (text
 # and --json), and `gpuslice jobs log ID` prints it (issue 17, item 6):
 # stdout and stderr as the job wrote them; for a queued or cancelled job it

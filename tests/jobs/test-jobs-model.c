@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-jobs-model.c: the jobs layer's pure parts: job-emu's speeds reproduce
  * the published figures they cite (the A100 MIG walkthrough's 5,539 s,
  * 8,207 s and 10,361 s), memory sizes, the claims and job file parsers (every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-mps.sh: `gpuslice mps start|stop|status` and `run --mode mps`.
 # On emulated GPUs MPS is emulated (state only, labelled); with
 # GPUSLICE_MPS_CONTROL pointing at a stand-in for nvidia-cuda-mps-control the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-queue.sh: the slice queue on an emulated A100 (one 3g.20gb, two
 # 1g.5gb): a job larger than any free slice waits and then runs (without
 # blocking smaller ones); two users contending for one slice alternate; a

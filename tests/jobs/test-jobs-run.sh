@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-run.sh: `gpuslice run` on an emulated A100: the command is pinned
 # to its slice and its exit status returned; --memory picks the smallest
 # profile that fits; --create makes a slice and destroys it afterwards; more

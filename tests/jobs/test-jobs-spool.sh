@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-spool.sh: the spool never jams (issue 14, item 3). A malformed
 # job file, a symbolic link, a FIFO and files whose id is not their name
 # (j000001, ../../x) are moved aside to queue/bad/ with one error line each

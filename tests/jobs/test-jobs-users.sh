@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-users.sh: jobs run as their submitter in a shared (mode 1777)
 # jobs directory (issue 14, item 1), with two real accounts this test makes
 # (and removes on exit, also on failure; unique names so parallel runs do not

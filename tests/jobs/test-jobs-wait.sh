@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-wait.sh: a queued job says why it waits (issue 17, item 6), as
 # the queue runner found it at its last pass, in `gpuslice jobs`, in
 # --json (waits_for, reason) and in the job's file: its user's limit, every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-jobs-walkthrough.sh: bench/jobs-walkthrough.sh (the README's table and
 # chart) runs end to end at a high time scale and reproduces the walkthrough's
 # figures that do not depend on how concurrent jobs overlap: 5,539 s per job on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-slurm-cli.sh: `gpuslice slurm gres|node-conf|prolog|task-prolog` and
 # `plan --export gres` without a running cluster: the records and their
 # device files, the node line, what slurmd itself reads from them (`slurmd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply-fixture.h: what the apply tests share: an emulated machine in a
  * scratch dir (/dev/shm when there is one), applying config text through the
  * layout API as the CLI does, and our config and exports of a layout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan-sim.h: what the layout-planner tests share: current states and
  * targets built from geometry layouts, and a simulator that carries a plan
  * out on an in-memory GPU step by step, with the driver's checks (placement

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-apply-crash.sh: `gpuslice apply` killed with SIGKILL after every single
 # change it makes (the emulator's GPUSLICE_EMU_KILL_AFTER switch), then
 # finished by `gpuslice recover` or by the next apply; and killed after its

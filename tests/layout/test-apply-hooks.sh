@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-apply-hooks.sh: nvidia-mig-parted hooks files around `gpuslice apply`:
 # which points run when (apply-start always, pre-apply-mode only before a mode
 # change, pre-apply-config only before instance changes, apply-exit always),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-example-configs.sh: every config of every shipped example file
 # (configs/<model>.{mig-parted,gpuslice}.yaml) applies on an emulated GPU of
 # its model, asserts as matching afterwards, and the files are exactly what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-layout-apply.c: applies on emulated GPUs, through the layout API:
  * every pair of A100-40GB layouts (maximal, and a sample of all valid ones)
  * watched at the backend for the fewest creates and destroys with kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-layout-config.c: config files, parsed and resolved for a machine:
  * nvidia-mig-parted's own example shape unchanged, our format with placements
  * and compute instances, and every defect reported with file, line, entry and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-layout-plan-cases.c: the planner case by case: creation order (the
  * UG's Example 2, nvidia-smi's GI ids), busy instances with and without
  * force, MIG mode changes and resets, targets that do not fit (a table, one

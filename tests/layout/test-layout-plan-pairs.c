@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-layout-plan-pairs.c: the planner from every layout to every layout:
  * all 298 x 298 valid A100-40GB layouts (targets with and without
  * placements), the maximal layouts of every model, and every pair on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-layout-round-trip.c: apply -> assert -> export -> apply round trips
  * on every layout the geometry enumerates for every model (8,005), mig-parted's
  * export asserting as matching too, and layouts with compute instances. */

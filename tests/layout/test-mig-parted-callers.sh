@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-mig-parted-callers.sh: gpuslice linked as `nvidia-mig-parted`, driven
 # by exactly the command lines NVIDIA's own callers issue, in their order,
 # with their variables, deciding on the exit codes as they do:

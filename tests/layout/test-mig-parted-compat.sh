@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-mig-parted-compat.sh: nvidia-mig-parted's published config shape
 # (deployments/systemd/config-default.yaml and examples/config.yaml of
 # NVIDIA/mig-parted: named configs, `devices: all | [0,1]`, device-filter by

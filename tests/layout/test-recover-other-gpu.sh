@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-recover-other-gpu.sh: `gpuslice recover` finishes a journal only on
 # the GPUs it was written for (issue 14, item 12). An apply on an emulated
 # A100-SXM4-40GB is killed after its journal and first change; then:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-systemd-unit.sh: gpuslice-apply.service (as CMake configures it from
 # deploy/systemd/gpuslice-apply.service.in) is a unit
 # systemd accepts (systemd-analyze verify, where installed), and its commands,

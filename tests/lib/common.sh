@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2154
 # tests/lib/common.sh: what the bash tests share: a scratch directory, the
 # passed/failed counts and the final "N passed, N failed" line, and for the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fake_worker.py PORT MODE [LOG]: a stand-in for a worker behind `gpuslice
 serve`, for the proxy's tests: raw HTTP/1.1 over loopback, so that answers
 can break the rules on purpose. GET /v2/health/ready is always 200 (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gs-nvml-emu.h: loads nvml-emu (libnvidia-ml.so.1 over the emulator) the way
  * an NVML client does: dlopen of $GS_NVML_EMU (set by ctest), every entry
  * point nvml-emu implements resolved by name into a typed pointer, plus a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gs-test-tmp.h: scratch directories for tests that touch files: one fresh
  * directory per test under $GS_TEST_TMP (set by ctest; /tmp otherwise),
  * removed afterwards. Header-only so each test stays one executable. */

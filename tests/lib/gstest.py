@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gstest.py: helpers the Python parts of the bash tests share (counted
 checks, polling, process liveness from /proc, the "<what> 127.0.0.1:PORT"
 start-up lines). Standard library only, so it runs under any python3,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """h2raw.py: HTTP/2 frames written and read by hand, for tests that must
 misbehave on purpose (hold streams open, never finish a message, send no
 preface): no HPACK table or Huffman code is used on the way out (literal

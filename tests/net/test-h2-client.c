@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-h2-client.c: net's HTTP/2 client against net's HTTP/2 server on one
  * loop over loopback: many concurrent unary calls answered in order of
  * their streams' ends, each closed once; a 3 MiB request through a small

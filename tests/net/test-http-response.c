@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-http-response.c: net's one HTTP/1 response reader, the table of its
  * cases: the union of what the three readers it replaced took and refused
  * (the proxy's upstream side, bench's keep-alive reader, the supervisor's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-net-loop.c: net's event loop: timers fire in due order (ties in
  * insertion order), re-arm and cancel; fd events reach their callback with
  * the right mask; interest dropped mid-turn is re-checked; deferred closes;

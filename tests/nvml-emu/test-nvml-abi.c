@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-nvml-abi.c: pins src/backend/nvml_abi.h, our own declaration of the NVML
  * ABI subset, to NVML's published ABI: every struct size and field offset on
  * x86-64 (LP64), every struct-version value, nvmlReturn_t value, profile enum,

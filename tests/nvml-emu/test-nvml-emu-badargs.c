@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-nvml-emu-badargs.c: every entry point nvml-emu implements (nvml_abi.h's
  * three lists and nvmlErrorString) gets NULL pointers, bad and stale handles,
  * wrong struct versions, out-of-range enums, indices and ids, before init, once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-nvml-emu-calls.c: nvml-emu as an NVML client sees it (dlopen, calls
  * resolved by name): NVIDIA's MIG walkthrough on an A100-SXM4-40GB through NVML
  * calls only (Ampere's pending mode, profiles, placements, 7 x 1g.5gb getting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-nvml-emu-threads.c: 8 threads x 300 mixed NVML calls (queries, MIG
  * devices, init/shutdown pairs, GI and CI create/destroy), four threads per GPU
  * on two GPUs: disjoint across GPUs, contended within one. Every result must be

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-nvml-rust-client.sh: nvml-emu driven by an NVML client whose bindings
 # no one on the team wrote: tests/nvml-emu/rust-client, built on Debian's
 # nvml-wrapper and nvml-wrapper-sys (bindgen output of NVIDIA's nvml.h)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-deb.sh: `make deb`'s package (scripts/deb.sh) is one a fresh Debian 12
 # takes: lintian finds no error and no warning, its metadata and contents
 # are what the project installs (man pages, completion, the private

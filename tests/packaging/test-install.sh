@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-install.sh: `cmake --install` (what `make install` runs) into a
 # DESTDIR lays out the tree an admin expects: the command, nvml-emu in its
 # private folder only, the systemd units (accepted by systemd-analyze), the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """k8s_check.py FILE...: validates `gpuslice plan --export kubernetes` output
 as what it is applied to: each document as a Kubernetes object (apiVersion,
 kind, metadata.name/namespace/labels rules of the API server), the device

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-plan-beats-fgd.sh: ours is at or above fgd at every arrival
 # percentage from 50 to 130, and above it at 130%, on a held-out cut of
 # Alibaba's trace: every 4th GPU node and every 4th task of the default,

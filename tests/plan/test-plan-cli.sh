@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-plan-cli.sh: `gpuslice plan` end to end on the fixtures in
 # tests/plan/data: the printed plan and its JSON, --incremental against a
 # fleet's current layouts, every export (the mig-parted one applied to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-plan-exact.c: the planner is exact on one GPU, for every model the
  * geometry knows. Each layout of gs_geom_enumerate (every shape, partial
  * layouts included) turned into one demand per instance must be planned

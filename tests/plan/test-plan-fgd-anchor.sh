@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-plan-fgd-anchor.sh: our replay of FGD's harness reproduces FGD's
 # published curves: on Alibaba's default openb trace, 10 seeds, `--policy fgd`
 # and `--policy best-fit` are within 0.3 points of the mean of FGD's 10

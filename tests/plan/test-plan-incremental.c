@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-plan-incremental.c: --incremental against a current state made from
  * a plan: re-planning the same workloads changes nothing (no instance made
  * or destroyed, no replica moved); one more replica creates at most one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-plan-k8s-export.sh: `gpuslice plan --export kubernetes` for planned
 # fleets, each output validated by k8s_check.py (the Kubernetes object
 # shape, the device plugin's config schema from its Go types with its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-plan-replay-ours.c: ours' measure in the trace replay on
  * hand-computed nodes: a node short of a kind's memory (not only its CPU)
  * cannot host it; a kind's weight is its share over the fraction of the

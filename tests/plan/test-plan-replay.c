@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-plan-replay.c: the trace replay is FGD's harness. FGD's node score
  * (100 sigmoid of the fragmentation drop, truncated) and BestFit's raw
  * score on hand-computed cases; FGD's fragmentation measure on a node,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-autoscale.sh: `gpuslice serve --latency-budget` on an emulated
 # A100-40GB with MIG on and one 1g.5gb slice of another tenant: it grows to
 # its minimum from free capacity without touching the other slice; after a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-grpc-limits.sh: `gpuslice serve --grpc-listen` under HTTP/2 clients
 # that try to take its memory (issue 14 item 5), frames written by hand
 # (tests/lib/h2raw.py) next to Debian's python3-grpcio as the honest client:

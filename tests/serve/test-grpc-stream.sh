@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-grpc-stream.sh: serve's gRPC listener against what a Triton client
 # meets (issue 20), with Debian's python3-grpcio and nghttp (clients we did
 # not write), over 2 emulated 3g.20gb workers:

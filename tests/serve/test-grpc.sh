@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-grpc.sh: KServe v2 over gRPC, driven by Debian's python3-grpcio (a
 # client we did not write) with messages from proto/inference.proto:
 # 1. the worker alone: health, metadata, ModelInfer with raw and typed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-metrics-labels.sh: the slice's identity on /metrics (issue 20 item 9):
 # serve over two emulated A100s split into 3g.20gb slices (4 workers); each
 # worker's /metrics and serve's /metrics label every per-worker series with

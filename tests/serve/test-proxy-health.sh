@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-proxy-health.sh: workers that fail in the ways probes miss, behind
 # `gpuslice serve` (issue 14 item 9), three fake workers
 # (tests/lib/fake_worker.py): worker 0 passes its probe but answers garbage,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-proxy-http1.sh: the load balancer's HTTP/1.1 rules against clients
 # and a worker that break them (issue 14 item 9), over raw loopback sockets,
 # with `gpuslice serve` in front of tests/lib/fake_worker.py:

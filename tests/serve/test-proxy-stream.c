@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-proxy-stream.c: the load balancer's streamed bodies, over loopback in
  * one process and (but the last test) one loop: multi-megabyte bodies both ways, chunked both
  * ways, a client that stops reading a 32 MiB answer (the proxy's heap stays

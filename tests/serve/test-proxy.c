@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-proxy.c: the load balancer over loopback, in one process and one
  * loop: a request forwarded to an emulated worker (JSON infer, chunked
  * request body, /metrics), 503 with no worker ready, 504 from a worker that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-scale-faults.c: the autoscaler's failure paths on an emulated
  * A100-40GB, with a supervisor and a proxy on one loop (no worker process
  * ever starts): gs_scale_new failing partway (a profile the GPU lacks, a GPU

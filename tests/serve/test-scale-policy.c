@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-scale-policy.c: the autoscaler's decision rule against scripted load
  * on a simulated pool (no process, no clock: deterministic). Each slice
  * serves 100 requests/s with 10 ms of service; a request's latency is

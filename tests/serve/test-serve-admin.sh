@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve-admin.sh: the admin API refuses what a web page could send it.
 # `gpuslice serve` on an emulated A100 with two 1g.5gb workers, its admin API
 # on loopback without a token; raw HTTP/1.1 over loopback sockets:

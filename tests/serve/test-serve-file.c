@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-serve-file.c: the serve config file parser: every option, the
  * command list and the env map come through with their lines; unknown and
  * repeated keys, wrong kinds, bad env names and broken YAML are refused with

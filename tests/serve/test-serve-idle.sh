@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve-idle.sh: idle connections cannot lock clients out of `gpuslice
 # serve` (issue 14 item 6). 2,000 connections that send nothing are held on
 # the HTTP port and 2,000 on the gRPC port (each listener has its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve-lifetime.sh: serve's workers do not outlive it unnoticed.
 # On an emulated A100 with two 1g.5gb devices:
 # 1. kill -9 of serve: its workers die with it (PR_SET_PDEATHSIG), though

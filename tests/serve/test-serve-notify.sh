@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve-notify.sh: serve tells a service manager how it is doing, as
 # systemd's Type=notify expects: a fake NOTIFY_SOCKET (an AF_UNIX datagram
 # socket in Python recording every message) watches a real serve with an

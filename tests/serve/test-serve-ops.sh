@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve-ops.sh: `gpuslice serve` run from a YAML serve file (with the
 # command line overriding it, the file's env reaching the workers, and a
 # token-guarded admin API), then 10,000 concurrent client connections on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve-reload.sh: SIGHUP re-reads the MIG devices. On an emulated A100
 # with two 1g.5gb devices, serve runs two workers; `gpuslice gi create` adds a
 # third device and SIGHUP starts a worker for it alone; `gi destroy` of one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-serve.sh: `gpuslice serve` on an emulated A100-40GB split into 7x 1g.5gb,
 # one emulated worker per slice, over loopback: all 7 join and the admin API
 # lists them; a live worker whose ready probe turns 503 (SIGUSR1) leaves the

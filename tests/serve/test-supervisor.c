@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-supervisor.c: the worker supervisor with real processes on loopback:
  * gpuslice workers become READY; placeholders and CUDA_VISIBLE_DEVICES reach
  * the child; kill -9 restarts one worker only; a crashing command backs off

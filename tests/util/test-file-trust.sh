@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-file-trust.sh: gpuslice's own files (the emulator's state and its lock,
 # the jobs directory and its files, the apply lock and journal) are never
 # taken from where another local user could plant them (issue 14, item 11).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-util-err.c: error records and the code table: every code's short
  * name (NVML's names for them are the backend's: test-backend-codes.c);
  * NULL records; messages that overflow the record or quote the record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-util-file.c: whole-file reads (missing, over the limit, exact), atomic
  * replacement (content, no temporary left behind, failures are GS_E_IO naming
  * the path, a file planted at a temporary's name neither followed nor in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-util-hash.c: gs_hash128 and gs_uuid_format. Pinned vectors hold the
  * hash to its bytes on every host (derived UUIDs must not change between
  * machines or releases); the rest checks spread and the UUID text shape. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-util-hist.c: gs_hist against an exact sort. Random and adversarial
  * sets (one value, bucket edges, extremes 1 µs and 1 h together, geometric
  * runs) must give every percentile within the stated precision (1/2048 of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-util-hostport.c: gs_hostport_parse, the one HOST:PORT reader of every
  * listen option, URL and admin Host/Origin check: the forms it takes (with
  * each flag), and the refusals, each with its code and the option, value

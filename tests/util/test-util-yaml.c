@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test-util-yaml.c: the shared strict-YAML helpers (src/util/yaml.c): loading,
  * kinds, typed scalars, maps with allowed keys, and the error texts with the
  * file, the line and the place that the layout, plan and serve parsers rely on. */

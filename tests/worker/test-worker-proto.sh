@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-worker-proto.sh: the worker against Triton's protocol where a Triton
 # client's tools would misread it (issue 20), over loopback, with clients we
 # did not write (Debian's python3-grpcio, nghttp from nghttp2-client):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-worker.sh: `gpuslice worker` over loopback: health, metadata, JSON and
 # binary-tensor infer, Triton-style 400s, limits (431, 413, slowloris),
 # keep-alive, pipelining, the slice model (as ratios of the worker's own

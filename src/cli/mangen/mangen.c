@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mangen.c: a build-time tool, not installed. Writes the man pages from the
  * same text --help prints (the verbs' cli_spec tables and cli.c's shared
  * texts) and, for the file formats, from sections of the docs (docs/NAME.md), so neither

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake-nvml.c: a tiny stand-in for an old or broken libnvidia-ml.so.1, built
  * in variants (see CMakeLists.txt) to drive the nvml backend's failure paths:
  * a pre-MIG driver that exports only unversioned names, a driver whose init
