@@ -776,6 +776,12 @@ void gs_h2_server_free(struct gs_h2_server *s)
 {
   if (!s)
     return;
+  /* A call a handler still holds outlives the server: what it took from the
+   * server's own budget (which goes now) is not given back later. */
+  for (struct gs_h2_conn *c = s->conns; c; c = c->next)
+    for (struct gs_h2_call *k = c->calls; k; k = k->next)
+      if (k->budget == &s->own_budget)
+        k->budget = NULL;
   while (s->conns)
     conn_free(s->conns);
   if (s->listen_fd >= 0)

@@ -29,7 +29,8 @@ struct stream {
   void *call; /* NULL: cancelled, its stream not yet closed (nothing reported) */
   int32_t id;
   const uint8_t *body;
-  size_t len, off;
+  size_t len, off; /* off: bytes given to DATA frames (read_body) */
+  size_t sent;     /* bytes of those frames gathered for the socket (send_body) */
 };
 
 struct gs_h2_client {
@@ -202,7 +203,11 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
   return 0;
 }
 
-/* The request body, from the caller's memory (copied into frames here). */
+/* The request body stays in the caller's memory: nghttp2 is told each DATA
+ * frame's length only (NO_COPY), and send_body copies the bytes once, into
+ * the connection's output, instead of into nghttp2's frame buffer and from
+ * there into the output (two copies of a 600 KB tensor, most of a proxied
+ * call's instructions). */
 static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
                          uint32_t *flags, nghttp2_data_source *src, void *user)
 {
@@ -210,7 +215,8 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
   size_t n = s->len - s->off < len ? s->len - s->off : len;
   (void)ng;
   (void)id;
-  memcpy(buf, s->body + s->off, n);
+  (void)buf;
+  *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
   s->off += n;
   if (s->off == s->len) {
     struct gs_h2_client *c = user;
@@ -219,6 +225,23 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
       c->ops->sent(s->call);
   }
   return (ssize_t)n;
+}
+
+/* A DATA frame read_body sized: its head and its bytes, in order (a
+ * stream's frames go out in order, so they start at s->sent). */
+static int send_body(nghttp2_session *ng, nghttp2_frame *f, const uint8_t *head, size_t len,
+                     nghttp2_data_source *src, void *user)
+{
+  struct gs_h2_client *c = user;
+  struct stream *s = src->ptr;
+  int rc;
+  (void)ng;
+  if (f->data.padlen) /* no padding callback is set: nghttp2 never pads */
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  rc = gs__h2_out_add_data(&c->out, head, s->body + s->sent, len);
+  if (rc == 0)
+    s->sent += len;
+  return rc;
 }
 
 /* ---- socket events ---- */
@@ -289,6 +312,7 @@ static int session_new(struct gs_h2_client *c, const struct gs_h2_client_config 
   if (nghttp2_session_callbacks_new(&cb) != 0)
     return -1;
   nghttp2_session_callbacks_set_send_callback(cb, on_send);
+  nghttp2_session_callbacks_set_send_data_callback(cb, send_body);
   nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);

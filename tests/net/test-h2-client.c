@@ -28,7 +28,7 @@ struct env {
   struct sockaddr_in addr;
   unsigned answered; /* by the server */
   bool hold;         /* the server keeps calls unanswered */
-  struct gs_h2_call *held;
+  struct gs_h2_call *held, *held2; /* the first two kept (each must be answered once) */
 };
 
 /* The server's handler: answers OK with the message's length, 4 bytes. */
@@ -38,7 +38,10 @@ static void handle(void *ctx, struct gs_h2_call *call, const struct gs_h2_reques
   uint8_t n[4] = {(uint8_t)(req->msg_len >> 24), (uint8_t)(req->msg_len >> 16),
                   (uint8_t)(req->msg_len >> 8), (uint8_t)req->msg_len};
   if (e->hold) {
-    e->held = call;
+    if (!e->held)
+      e->held = call;
+    else
+      e->held2 = call;
     return;
   }
   e->answered++;
@@ -280,6 +283,8 @@ static void test_lost_and_cancelled(void **state)
   gs_h2_server_free(e.srv); /* every connection closes, the calls unanswered */
   e.srv = NULL;
   gs_h2_call_reply(e.held, 0, "", 0, NULL); /* dropped: its client is gone */
+  if (e.held2)
+    gs_h2_call_reply(e.held2, 0, "", 0, NULL);
   run_until(&e, &cs.dead, 1);
   assert_int_equal(k[0].closed, 0); /* cancelled: nothing more */
   assert_int_equal(k[1].closed, 1);
