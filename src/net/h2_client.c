@@ -32,7 +32,8 @@ struct stream {
   void *call; /* NULL: cancelled, its stream not yet closed (nothing reported) */
   int32_t id;
   const uint8_t *body;
-  size_t len, off;
+  size_t len, off; /* off: bytes given to DATA frames (read_body) */
+  size_t sent;     /* bytes of those frames gathered for the socket (send_body) */
   uint8_t *own;
   size_t cap;
   bool streamed, ended;
@@ -210,8 +211,12 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void 
   return 0;
 }
 
-/* The request body, from the caller's memory (copied into frames here); a
- * streamed body's next bytes are waited for (DEFERRED) until it ends. */
+/* The request body stays in the caller's memory (a streamed body: in own):
+ * nghttp2 is told each DATA frame's length only (NO_COPY), and send_body
+ * copies the bytes once, into the connection's output, instead of into
+ * nghttp2's frame buffer and from there into the output (two copies of a
+ * 600 KB tensor, most of a proxied call's instructions). A streamed body's
+ * next bytes are waited for (DEFERRED) until it ends. */
 static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
                          uint32_t *flags, nghttp2_data_source *src, void *user)
 {
@@ -221,8 +226,8 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
   (void)id;
   if (n == 0 && s->streamed && !s->ended)
     return NGHTTP2_ERR_DEFERRED;
-  if (n)
-    memcpy(buf, s->body + s->off, n);
+  (void)buf;
+  *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
   s->off += n;
   if (s->off == s->len && (!s->streamed || s->ended)) {
     struct gs_h2_client *c = user;
@@ -231,6 +236,23 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
       c->ops->sent(s->call);
   }
   return (ssize_t)n;
+}
+
+/* A DATA frame read_body sized: its head and its bytes, in order (a
+ * stream's frames go out in order, so they start at s->sent). */
+static int send_body(nghttp2_session *ng, nghttp2_frame *f, const uint8_t *head, size_t len,
+                     nghttp2_data_source *src, void *user)
+{
+  struct gs_h2_client *c = user;
+  struct stream *s = src->ptr;
+  int rc;
+  (void)ng;
+  if (f->data.padlen) /* no padding callback is set: nghttp2 never pads */
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  rc = gs__h2_out_add_data(&c->out, head, len ? s->body + s->sent : NULL, len);
+  if (rc == 0)
+    s->sent += len;
+  return rc;
 }
 
 /* ---- socket events ---- */
@@ -301,6 +323,7 @@ static int session_new(struct gs_h2_client *c, const struct gs_h2_client_config 
   if (nghttp2_session_callbacks_new(&cb) != 0)
     return -1;
   nghttp2_session_callbacks_set_send_callback(cb, on_send);
+  nghttp2_session_callbacks_set_send_data_callback(cb, send_body);
   nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
@@ -410,15 +433,16 @@ int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size
   struct stream *s = find(c, id);
   if (c->dead || !s || !s->streamed || s->ended)
     return GS_E_IO;
-  if (s->off == s->len)
-    s->off = s->len = 0;
+  if (s->sent == s->len)
+    s->off = s->sent = s->len = 0;
   if (s->len + len > s->cap) {
     size_t cap = s->cap ? s->cap : 4096;
     uint8_t *p;
-    if (s->off) { /* what went out is dropped first */
-      memmove(s->own, s->own + s->off, s->len - s->off);
-      s->len -= s->off;
-      s->off = 0;
+    if (s->sent) { /* what went out is dropped first; framed bytes wait in place */
+      memmove(s->own, s->own + s->sent, s->len - s->sent);
+      s->len -= s->sent;
+      s->off -= s->sent;
+      s->sent = 0;
     }
     while (cap < s->len + len)
       cap *= 2;

@@ -23,6 +23,23 @@ static __thread struct {
   struct gs__h2_out *owner;
 } scratch;
 
+/* The gathering buffer goes with its thread (a bench or proxy thread that
+ * ends would otherwise leave it behind). */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *buf)
+{
+  free(buf);
+  scratch.buf = NULL;
+  scratch.len = scratch.cap = 0;
+}
+
+static void scratch_key_new(void)
+{
+  (void)pthread_key_create(&scratch_key, scratch_free);
+}
+
 static bool append(char **buf, size_t *len, size_t *cap, const uint8_t *data, size_t n)
 {
   if (*len + n > *cap) {
@@ -34,31 +51,14 @@ static bool append(char **buf, size_t *len, size_t *cap, const uint8_t *data, si
       return false;
     *buf = q;
     *cap = c;
+    if (buf == &scratch.buf) {
+      (void)pthread_once(&scratch_once, scratch_key_new);
+      (void)pthread_setspecific(scratch_key, q);
+    }
   }
-  memcpy(*buf + *len, data, n);
+  if (n) /* an empty DATA frame (a stream's end) may have no bytes to point at */
+    memcpy(*buf + *len, data, n);
   *len += n;
-  return true;
-}
-
-/* The gathering buffer is the thread's for its life: given back when the
- * thread ends (a key's destructor; bench's threads end, serve's do not). */
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-
-static void scratch_key_make(void)
-{
-  (void)pthread_key_create(&scratch_key, free);
-}
-
-static bool scratch_append(const uint8_t *data, size_t n)
-{
-  char *before = scratch.buf;
-  if (!append(&scratch.buf, &scratch.len, &scratch.cap, data, n))
-    return false;
-  if (scratch.buf != before) {
-    (void)pthread_once(&scratch_once, scratch_key_make);
-    (void)pthread_setspecific(scratch_key, scratch.buf);
-  }
   return true;
 }
 
@@ -70,13 +70,36 @@ ssize_t gs__h2_out_add(struct gs__h2_out *o, const uint8_t *data, size_t len)
   if (scratch.owner == o) {
     if (scratch.len >= OUT_HIGH)
       return NGHTTP2_ERR_WOULDBLOCK; /* written first, then nghttp2 goes on */
-    ok = scratch_append(data, len);
+    ok = append(&scratch.buf, &scratch.len, &scratch.cap, data, len);
   } else { /* another connection's flush is under way in this thread (nested) */
     if (o->len - o->off >= OUT_HIGH)
       return NGHTTP2_ERR_WOULDBLOCK;
     ok = append(&o->buf, &o->len, &o->cap, data, len);
   }
   return ok ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+int gs__h2_out_add_data(struct gs__h2_out *o, const uint8_t *head, const uint8_t *data, size_t len)
+{
+  char **buf = &o->buf;
+  size_t *blen = &o->len, *cap = &o->cap;
+  if (o->discard)
+    return 0;
+  if (scratch.owner == o) {
+    if (scratch.len >= OUT_HIGH)
+      return NGHTTP2_ERR_WOULDBLOCK;
+    buf = &scratch.buf, blen = &scratch.len, cap = &scratch.cap;
+  } else if (o->len - o->off >= OUT_HIGH) {
+    return NGHTTP2_ERR_WOULDBLOCK;
+  }
+  /* room for both first, so that a failure leaves nothing half gathered */
+  if (!append(buf, blen, cap, head, 9))
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  if (!append(buf, blen, cap, data, len)) {
+    *blen -= 9;
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
+  return 0;
 }
 
 /* Sends buf[*off..len): 1 all sent, 0 the socket is full, -1 failed. */

@@ -45,6 +45,12 @@ struct gs__h2_out {
 /* The body of nghttp2's send_callback: gathers len bytes (copied); WOULDBLOCK
  * once enough wait, so they are written before nghttp2 makes more. */
 ssize_t gs__h2_out_add(struct gs__h2_out *o, const uint8_t *data, size_t len);
+/* The body of nghttp2's send_data_callback (a DATA frame whose payload the
+ * caller holds, NGHTTP2_DATA_FLAG_NO_COPY): its 9-byte head and len payload
+ * bytes gathered together, or neither: 0, NGHTTP2_ERR_WOULDBLOCK, or
+ * NGHTTP2_ERR_CALLBACK_FAILURE. The payload is copied once, here, not
+ * first into nghttp2's frame buffer. */
+int gs__h2_out_add_data(struct gs__h2_out *o, const uint8_t *head, const uint8_t *data, size_t len);
 /* Writes what waits and what nghttp2 has to send on fd, until the socket is
  * full (*pending: call again once writable) or nothing is left. 0, or -1
  * when the session or the socket failed. Not from nghttp2's callbacks. */
