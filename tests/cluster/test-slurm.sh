@@ -34,6 +34,10 @@ for p in munged slurmctld slurmd sbatch srun scontrol sinfo squeue scancel; do
 done
 
 root=$(gs_tmpdir slurm) || exit 1
+if ! gs_open_to_all "${root%/*}"; then # munged wants every folder above its socket open to all
+  rm -rf "$root"
+  root=$(mktemp -d /run/gpuslice-test-slurm.XXXXXX) && chmod 755 "$root" || exit 1
+fi
 chmod 755 "$root"
 run1=$root
 trap 'root=$run1/nvml cluster_stop; root=$run1 cluster_stop; [ "$failed" = 0 ] && rm -rf "$run1"' EXIT

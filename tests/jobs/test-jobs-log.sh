@@ -95,6 +95,10 @@ if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v runuse
   echo "skip: the two-user part needs root, useradd and runuser"
   summary; exit
 fi
+if ! gs_open_to_all "$GS_BIN" || ! gs_open_to_all "${root%/*}"; then
+  echo "skip: the two-user part: other users cannot reach $GS_BIN or ${root%/*} (a folder above is not o+x)"
+  summary; exit
+fi
 tag=gsl$$$((RANDOM % 1000))
 ua=${tag}a ub=${tag}b
 useradd -M -U -s /bin/sh "$ua" && useradd -M -U -s /bin/sh "$ub" || { fail "cannot make the test's accounts"; summary; exit; }

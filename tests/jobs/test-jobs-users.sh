@@ -22,6 +22,11 @@ fi
 tag=gsj$$$((RANDOM % 1000))
 ua=${tag}a ub=${tag}b grp=${tag}g
 root=$(gs_tmpdir jobs-users) || exit 1
+if ! gs_open_to_all "$GS_BIN" || ! gs_open_to_all "${root%/*}"; then
+  echo "skip: the test's accounts cannot reach $GS_BIN or ${root%/*} (a folder above is not o+x)"
+  rm -rf "$root"
+  exit 0
+fi
 cleanup() {
   kill $(jobs -p) 2>/dev/null
   pkill -9 -u "$ua" 2>/dev/null; pkill -9 -u "$ub" 2>/dev/null

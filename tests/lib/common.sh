@@ -17,6 +17,20 @@ gs_tmpdir() {
   mktemp -d "${GS_TEST_TMP:-/tmp}/$1.XXXXXX" 2>/dev/null || mktemp -d
 }
 
+# gs_open_to_all PATH: true when every folder from / down to PATH lets every
+# user through (o+x): what another test account, or a daemon that checks its
+# socket's folders (munged), needs. A checkout in a private home (mode 0700)
+# fails it.
+gs_open_to_all() {
+  local p
+  p=$(readlink -f "$1") || return 1
+  [ -d "$p" ] || p=${p%/*}
+  while [ -n "$p" ]; do
+    [[ $(stat -c %A "$p") == ?????????[xt] ]] || return 1
+    p=${p%/*}
+  done
+}
+
 # gs_emu_layout LAYOUT: a fresh emulated A100-SXM4-40GB ($GPUSLICE_EMU_STATE)
 # carved as LAYOUT of configs/a100-40gb.mig-parted.yaml by $bin; on failure
 # the test ends with one.
