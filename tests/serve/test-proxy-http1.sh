@@ -20,7 +20,10 @@ serve_pid=
 trap serve_cleanup EXIT
 
 gs_emu_layout all-7g.40gb
-"$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports -- \
+# One proxy thread: each thread counts a worker's failures and ejects it on its
+# own, and the 502 cases below (each tried twice: the answer, then its retry)
+# must not add up on one thread while the successes between them go to another.
+"$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --threads 1 -- \
   python3 "$src/tests/lib/fake_worker.py" '{port}' good >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
 

@@ -132,6 +132,11 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
   summary
   exit
 fi
+if ! gs_open_to_all "$bin" || ! gs_open_to_all "${tmp%/*}"; then
+  echo "skip: parts 3 and 4: another uid cannot reach $bin or ${tmp%/*} (a folder above is not o+x)"
+  summary
+  exit
+fi
 
 # ---- 3. workers of another uid survive kill -9; the next serve ends them ----
 base=$(python3 - <<'EOF'
