@@ -64,6 +64,22 @@ gs_need_grpcio() {
   exit 1
 }
 
+# gs_py_end NAME RC ERRFILE...: ends a test whose Python part printed its
+# own "N passed, N failed" line to $tmp/py.out: with that part's status RC,
+# or, when the line is missing (the client died or hung), with one failure
+# and the last lines of each ERRFILE (the servers' stderr).
+gs_py_end() {
+  local name=$1 rc=$2
+  shift 2
+  if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then
+    echo "$name: the client did not finish (rc $rc)"
+    tail -n 5 "$@"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  exit "$rc"
+}
+
 # summary: the final line; its status is the test's.
 summary() {
   echo "$passed passed, $failed failed"
