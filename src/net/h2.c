@@ -905,13 +905,9 @@ int gs_h2_server_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
   if (!s)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating an HTTP/2 server");
   s->loop = loop;
-  if (l)
-    s->lim = *l;
-  else
-    gs_http_limits_default(&s->lim);
+  gs__net_server_setup(&s->lim, l, &s->listen_fd);
   s->fn = fn;
   s->ctx = ctx;
-  s->listen_fd = -1;
   s->limit.max = s->lim.max_conns;
   s->own_budget.max = GS_H2_BUDGET;
   s->budget = &s->own_budget;
@@ -937,10 +933,7 @@ void gs_h2_server_on_refuse(struct gs_h2_server *s, void (*fn)(void *ctx), void 
 
 int gs_h2_server_listen_fd(struct gs_err *err, struct gs_h2_server *s, int fd)
 {
-  int rc = gs_net_loop_add(err, s->loop, fd, GS_NET_READABLE, on_accept, s);
-  if (rc == 0)
-    s->listen_fd = fd;
-  return rc;
+  return gs__net_server_listen(err, s->loop, &s->listen_fd, fd, GS_NET_READABLE, on_accept, s);
 }
 
 void gs_h2_server_free(struct gs_h2_server *s)
@@ -950,17 +943,14 @@ void gs_h2_server_free(struct gs_h2_server *s)
   s->freeing = true;
   while (s->conns)
     conn_free(s->conns);
-  if (s->listen_fd >= 0)
-    gs_net_loop_close_fd(s->loop, s->listen_fd);
+  gs__net_server_unlisten(s->loop, &s->listen_fd);
   free(s);
 }
 
 void gs_h2_server_drain(struct gs_h2_server *s)
 {
   struct gs_h2_conn *c = s->conns, *next;
-  if (s->listen_fd >= 0)
-    gs_net_loop_close_fd(s->loop, s->listen_fd);
-  s->listen_fd = -1;
+  gs__net_server_unlisten(s->loop, &s->listen_fd);
   for (; c; c = next) {
     next = c->next; /* the flush may free c */
     nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->ng),

@@ -179,13 +179,9 @@ int gs_http_server_new(struct gs_err *err, struct gs_net_loop *loop, const struc
   if (!s)
     return gs_err_set(err, GS_E_NO_MEMORY, "out of memory creating an HTTP server");
   s->loop = loop;
-  if (l)
-    s->lim = *l;
-  else
-    gs_http_limits_default(&s->lim);
+  gs__net_server_setup(&s->lim, l, &s->listen_fd);
   s->fn = fn;
   s->ctx = ctx;
-  s->listen_fd = -1;
   s->own.max = s->lim.max_conns;
   s->limit = &s->own;
   *out = s;
@@ -208,10 +204,8 @@ void gs_http_server_share_conns(struct gs_http_server *s, struct gs_net_conns *l
 int gs_http_server_listen_fd(struct gs_err *err, struct gs_http_server *s, int fd)
 {
   /* exclusive: of the threads accepting from one socket, one wakes per connection */
-  int rc = gs_net_loop_add(err, s->loop, fd, GS_NET_READABLE | GS_NET_EXCLUSIVE, on_accept, s);
-  if (rc == 0)
-    s->listen_fd = fd;
-  return rc;
+  return gs__net_server_listen(err, s->loop, &s->listen_fd, fd,
+                               GS_NET_READABLE | GS_NET_EXCLUSIVE, on_accept, s);
 }
 
 void gs_http_server_free(struct gs_http_server *s)
@@ -220,8 +214,7 @@ void gs_http_server_free(struct gs_http_server *s)
     return;
   while (s->conns)
     gs__http_conn_free(s->conns);
-  if (s->listen_fd >= 0)
-    gs_net_loop_close_fd(s->loop, s->listen_fd);
+  gs__net_server_unlisten(s->loop, &s->listen_fd);
   free(s);
 }
 

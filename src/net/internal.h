@@ -34,6 +34,19 @@ int phr_parse_response(const char *buf, size_t len, int *minor_version, int *sta
  * trails it); obs-fold lines keep their NULL name for gs_http_fields_read. */
 void gs__http_headers(const struct phr_header *h, size_t nh, struct gs_http_header *out);
 
+/* ---- a server's listener (listener.c): the HTTP/1.1 and HTTP/2 servers' ---- */
+
+/* A server's starting state: *lim is *l, or the defaults when l is NULL;
+ * no listening socket yet (*listen_fd = -1). */
+void gs__net_server_setup(struct gs_http_limits *lim, const struct gs_http_limits *l,
+                          int *listen_fd);
+/* Watches fd for connections (on_accept gets srv); *listen_fd = fd once the
+ * loop does, unchanged on error. */
+int gs__net_server_listen(struct gs_err *err, struct gs_net_loop *loop, int *listen_fd, int fd,
+                          unsigned mask, gs_net_loop_file_fn *on_accept, void *srv);
+/* Closes the listening socket, if any, and forgets it: no new connections. */
+void gs__net_server_unlisten(struct gs_net_loop *loop, int *listen_fd);
+
 /* ---- an HTTP/2 connection's output (h2_out.c): the server's and the client's ---- */
 
 /* Bytes of one connection that its socket refused (sent first next time). */

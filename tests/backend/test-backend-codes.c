@@ -2,7 +2,8 @@
 /* test-backend-codes.c: NVML's vocabulary for util's error codes (the
  * backend's codes.c): every code's NVML name, NVML value and text, one
  * row each (a code added to util.h without one fails here); values no code
- * has are NVML_ERROR_UNKNOWN; NVML's values map back to our codes. */
+ * has are NVML_ERROR_UNKNOWN; NVML's values map back to our codes. That
+ * the codes are negative and distinct is util's (test-util-err.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,16 +73,6 @@ static void the_table_covers_the_map(void **state)
 #undef COUNT_CODE
 }
 
-static void codes_are_negative_and_distinct(void **state)
-{
-  (void)state;
-  for (size_t i = 1; i < GS_NITEMS(cases); i++) {
-    assert_true(cases[i].code < 0);
-    for (size_t j = 1; j < i; j++)
-      assert_int_not_equal(cases[i].code, cases[j].code);
-  }
-}
-
 static void unknown_codes_are_nvml_unknown(void **state)
 {
   static const int unknown[] = {1, 5, 999, -1000, 12345};
@@ -111,7 +102,6 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_code_has_its_names),
       cmocka_unit_test(the_table_covers_the_map),
-      cmocka_unit_test(codes_are_negative_and_distinct),
       cmocka_unit_test(unknown_codes_are_nvml_unknown),
       cmocka_unit_test(nvml_values_map_back),
   };

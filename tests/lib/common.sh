@@ -40,6 +40,35 @@ gs_emu_layout() {
     { echo "FAIL: apply $1"; exit 1; }
 }
 
+# gs_emu_gis PROFILES: a fresh emulated A100-SXM4-40GB ($GPUSLICE_EMU_STATE)
+# with MIG on and the GPU instances PROFILES (comma-separated), each with its
+# compute instance; on failure the test ends with one.
+gs_emu_gis() {
+  "$bin" -q emu reset --emulate a100-40gb >/dev/null &&
+    "$bin" -q mig enable >/dev/null &&
+    "$bin" -q gi create "$1" -C >/dev/null || { echo "FAIL: setup"; exit 1; }
+}
+
+# gs_grpc_proto PY [nghttp]: the test ends with one failure unless the
+# python PY has Debian's python3-grpcio and python3-protobuf, protoc is
+# there (and nghttp, when asked); then proto/inference.proto's Python
+# modules are made in $tmp.
+gs_grpc_proto() {
+  local need="python3-grpcio, python3-protobuf and protobuf-compiler" nghttp=protoc
+  if [ "${2:-}" = nghttp ]; then
+    need="python3-grpcio, python3-protobuf, protobuf-compiler and nghttp2-client"
+    nghttp=nghttp
+  fi
+  if ! "$1" -c 'import grpc, google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null ||
+    ! command -v "$nghttp" >/dev/null; then
+    echo "FAIL: $need are needed (scripts/deps.sh)"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/inference.proto" ||
+    { echo "FAIL: protoc"; echo "0 passed, 1 failed"; exit 1; }
+}
+
 # gs_need_grpcio PY: the test ends with one failure unless the python PY
 # has Debian's python3-grpcio.
 gs_need_grpcio() {
@@ -49,10 +78,36 @@ gs_need_grpcio() {
   exit 1
 }
 
+# gs_py_end NAME RC ERRFILE...: ends a test whose Python part printed its
+# own "N passed, N failed" line to $tmp/py.out: with that part's status RC,
+# or, when the line is missing (the client died or hung), with one failure
+# and the last lines of each ERRFILE (the servers' stderr).
+gs_py_end() {
+  local name=$1 rc=$2
+  shift 2
+  if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then
+    echo "$name: the client did not finish (rc $rc)"
+    tail -n 5 "$@"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  exit "$rc"
+}
+
 # summary: the final line; its status is the test's.
 summary() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
+}
+
+# gs_serve_test NAME: a serve test's start: its scratch directory $tmp
+# (NAME.XXXXXX), the emulator's state in it, no serve yet ($serve_pid) and
+# serve_cleanup as the EXIT trap.
+gs_serve_test() {
+  tmp=$(gs_tmpdir "$1")
+  export GPUSLICE_EMU_STATE=$tmp/emu.json
+  serve_pid=
+  trap serve_cleanup EXIT
 }
 
 # serve_cleanup: the serve tests' EXIT trap: a serve still running

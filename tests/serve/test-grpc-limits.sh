@@ -18,10 +18,7 @@ bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 py=/usr/bin/python3 # Debian's, where python3-grpcio lives
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir grpc-limits)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test grpc-limits
 
 gs_need_grpcio "$py"
 asan=0

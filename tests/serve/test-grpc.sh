@@ -18,7 +18,8 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 py=/usr/bin/python3 # Debian's, where python3-grpcio and python3-protobuf live
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/grpc.XXXXXX" 2>/dev/null || mktemp -d)
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir grpc)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
 cleanup() {
@@ -30,13 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! "$py" -c 'import grpc, google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null; then
-  echo "FAIL: python3-grpcio, python3-protobuf and protobuf-compiler are needed (scripts/deps.sh)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/inference.proto" ||
-  { echo "FAIL: protoc"; echo "0 passed, 1 failed"; exit 1; }
+gs_grpc_proto "$py"
 
 "$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
 "$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-1g.5gb >/dev/null ||
@@ -300,10 +295,4 @@ print("%d passed, %d failed" % (gstest.passed, gstest.failed))
 sys.exit(1 if gstest.failed else 0)
 EOF
 rc=${PIPESTATUS[0]}
-if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then
-  echo "test-grpc: the client did not finish (rc $rc)"
-  tail -n 5 "$tmp/serve.err" "$tmp/worker.err"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-exit "$rc"
+gs_py_end test-grpc "$rc" "$tmp/serve.err" "$tmp/worker.err"

@@ -12,7 +12,8 @@ set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/mlabels.XXXXXX" 2>/dev/null || mktemp -d)
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir mlabels)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 serve_pid=
 cleanup() {
@@ -111,10 +112,4 @@ print("%d passed, %d failed" % (gstest.passed, gstest.failed))
 sys.exit(1 if gstest.failed else 0)
 EOF
 rc=${PIPESTATUS[0]}
-if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then
-  echo "test-metrics-labels: the client did not finish (rc $rc)"
-  tail -n 5 "$tmp/serve.err"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-exit "$rc"
+gs_py_end test-metrics-labels "$rc" "$tmp/serve.err"

@@ -27,10 +27,7 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir proxy-health)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test proxy-health
 
 gs_emu_layout all-2g.10gb
 # worker 0 answers garbage (until $tmp/w0.log.heal exists), the others well

@@ -14,10 +14,7 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir proxy-http1)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test proxy-http1
 
 gs_emu_layout all-7g.40gb
 # One proxy thread: each thread counts a worker's failures and ejects it on its

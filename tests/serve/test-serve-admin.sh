@@ -19,14 +19,9 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir serve-admin)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test serve-admin
 
-"$bin" -q emu reset --emulate a100-40gb >/dev/null &&
-  "$bin" -q mig enable >/dev/null &&
-  "$bin" -q gi create 1g.5gb,1g.5gb -C >/dev/null || { echo "FAIL: setup"; exit 1; }
+gs_emu_gis 1g.5gb,1g.5gb
 
 "$bin" -q serve --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --ephemeral-ports \
   --log-dir "$tmp/logs" -- "$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}' \

@@ -30,9 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin" -q emu reset --emulate a100-40gb >/dev/null &&
-  "$bin" -q mig enable >/dev/null &&
-  "$bin" -q gi create 1g.5gb,1g.5gb -C >/dev/null || { echo "FAIL: setup"; exit 1; }
+gs_emu_gis 1g.5gb,1g.5gb
 state=$tmp/emu.json.serve
 worker=("$bin" worker --listen '127.0.0.1:{port}' --profile '{profile}')
 

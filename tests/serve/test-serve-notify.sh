@@ -13,14 +13,9 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir serve-notify)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test serve-notify
 
-"$bin" -q emu reset --emulate a100-40gb >/dev/null &&
-  "$bin" -q mig enable >/dev/null &&
-  "$bin" -q gi create 1g.5gb -C >/dev/null || { echo "FAIL: setup"; exit 1; }
+gs_emu_gis 1g.5gb
 
 PYTHONPATH="$src/tests/lib" timeout 150 python3 - "$tmp" "$bin" <<'EOF' | tee "$tmp/py.out"
 import http.client, os, re, signal, socket, subprocess, sys, threading, time

@@ -13,10 +13,7 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir serve-ops)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test serve-ops
 
 # 10,000 client sockets here and as many in serve: raise the soft limit.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null

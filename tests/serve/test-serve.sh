@@ -12,10 +12,7 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 . "$src/tests/lib/common.sh"
-tmp=$(gs_tmpdir serve)
-export GPUSLICE_EMU_STATE=$tmp/emu.json
-serve_pid=
-trap serve_cleanup EXIT
+gs_serve_test serve
 
 "$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
 "$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-1g.5gb >/dev/null ||

@@ -17,7 +17,8 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 py=/usr/bin/python3 # Debian's, where python3-grpcio and python3-protobuf live
-tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/wproto.XXXXXX" 2>/dev/null || mktemp -d)
+. "$src/tests/lib/common.sh"
+tmp=$(gs_tmpdir wproto)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -25,14 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! "$py" -c 'import grpc, google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null ||
-  ! command -v nghttp >/dev/null; then
-  echo "FAIL: python3-grpcio, python3-protobuf, protobuf-compiler and nghttp2-client are needed (scripts/deps.sh)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/inference.proto" ||
-  { echo "FAIL: protoc"; echo "0 passed, 1 failed"; exit 1; }
+gs_grpc_proto "$py" nghttp
 
 # fast: as modelled; slow: every modelled time x300 (bert-large about 1.9 s
 # on 1g.5gb), so a deadline falls while a call is on the slice
@@ -279,10 +273,4 @@ print("%d passed, %d failed" % (gstest.passed, gstest.failed))
 sys.exit(1 if gstest.failed else 0)
 EOF
 rc=${PIPESTATUS[0]}
-if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then
-  echo "test-worker-proto: the client did not finish (rc $rc)"
-  tail -n 5 "$tmp/fast.err" "$tmp/slow.err"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-exit "$rc"
+gs_py_end test-worker-proto "$rc" "$tmp/fast.err" "$tmp/slow.err"
