@@ -70,6 +70,8 @@ enum cli_value {
   CLI_VALUE_MODEL,   /* GPU model keys */
   CLI_VALUE_CHOICE,  /* one of the words of cli_opt.arg ("p2c|rr") */
   CLI_VALUE_COMMAND, /* a command and its arguments (after `--`) */
+  CLI_VALUE_CI_PROFILE, /* compute instance profile names of the selected GPUs */
+  CLI_VALUE_JOB,     /* the caller's own job ids in the jobs directory (--jobs-dir) */
 };
 
 /* One option of a verb: the single table from which getopt_long's table,

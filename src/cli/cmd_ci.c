@@ -122,6 +122,7 @@ static const struct cli_spec placements_spec = {
 
 static const struct cli_spec create_spec = {
     .operands = "[PROFILE[,PROFILE...]]",
+    .operand = CLI_VALUE_CI_PROFILE,
     .opts = create_opts,
     .about = "`nvidia-smi mig -cci [LIST] [-gi IDS]`. PROFILE is a name (1c.3g.20gb) or a compute\n"
              "instance profile ID (0); none: the default one, the whole GPU instance.",

@@ -5,13 +5,16 @@
  * give one candidate a line (zsh: "word:description"), or one line
  * "@file", "@dir" or "@default" when the shell's own completion fits.
  * Commands and options come from the verbs' tables (cli_opt); profile
- * names, GPU indices and config names from this machine and the -f file.
+ * names, GPU indices and config names from this machine and the -f file,
+ * job ids from the jobs directory (the caller's own only; nothing created).
  * Never prints an error: a TAB that finds nothing offers nothing. */
 #include "cli/cli.h"
+#include "jobs/jobs.h"
 #include "layout/layout.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_WORDS 256
 
@@ -23,6 +26,7 @@ struct comp {
   char head[256];     /* what goes before each candidate: "1g.5gb," or "--policy=" */
   const char *gpus;   /* -i's value in the words, if any */
   const char *file;   /* -f's value (a layout file), if any */
+  const char *jobs_dir; /* --jobs-dir's value, if any */
 };
 
 static void put(const struct comp *x, const char *word, const char *desc)
@@ -81,46 +85,101 @@ static void gpu_indices(struct comp *x)
   }
 }
 
-/* The GI profile names of the GPUs -i selects (all without -i), each once. */
-static void profile_names(struct comp *x)
+/* The models of the GPUs -i selects (all without -i), each once; their count. */
+static unsigned selected_models(struct comp *x, const struct gs_geom_model *out[GS_BACKEND_MAX_GPUS])
 {
   struct gs_backend *b = machine(x);
-  const struct gs_geom_model *seen[GS_BACKEND_MAX_GPUS];
-  unsigned ids[GS_BACKEND_MAX_GPUS], n = 0, nseen = 0;
+  unsigned ids[GS_BACKEND_MAX_GPUS], n = 0, nout = 0;
   struct gs_err err = {0};
-  int nid = -1;
-  split_at(x, ',');
+  int nid = 0;
   if (!b || b->ops->gpu_count(b, &err, &n) != 0)
-    return;
+    return 0;
+  if (x->gpus) { /* indices only: UUIDs in -i complete every GPU's profiles */
+    char *end;
+    for (const char *p = x->gpus; *p && nid < (int)GS_NITEMS(ids); p = *end ? end + 1 : end)
+      ids[nid++] = (unsigned)strtoul(p, &end, 10);
+  }
   for (unsigned g = 0; g < n; g++) {
     struct gs_gpu_info info;
     bool wanted = !x->gpus, dup = false;
-    if (x->gpus && nid < 0) { /* indices only: UUIDs in -i complete every GPU's profiles */
-      char *end;
-      nid = 0;
-      for (const char *p = x->gpus; *p && nid < (int)GS_NITEMS(ids); p = *end ? end + 1 : end)
-        ids[nid++] = (unsigned)strtoul(p, &end, 10);
-    }
     for (int k = 0; k < nid && !wanted; k++)
       wanted = ids[k] == g;
     if (!wanted || b->ops->gpu_info(b, &err, g, &info) != 0)
       continue;
-    for (unsigned k = 0; k < nseen; k++)
-      dup = dup || seen[k] == info.model;
-    if (dup)
-      continue;
-    seen[nseen++] = info.model;
-    for (unsigned k = 0; k < info.model->ngi; k++) {
-      const struct gs_geom_gi_profile *p = &info.model->gi[k];
+    for (unsigned k = 0; k < nout; k++)
+      dup = dup || out[k] == info.model;
+    if (!dup)
+      out[nout++] = info.model;
+  }
+  return nout;
+}
+
+/* The GI profile names of the selected GPUs, each once (1g.10gb of two
+ * models is one word). */
+static void profile_names(struct comp *x)
+{
+  const struct gs_geom_model *seen[GS_BACKEND_MAX_GPUS];
+  unsigned nseen;
+  split_at(x, ',');
+  nseen = selected_models(x, seen);
+  for (unsigned m = 0; m < nseen; m++)
+    for (unsigned k = 0; k < seen[m]->ngi; k++) {
+      const struct gs_geom_gi_profile *p = &seen[m]->gi[k];
       char desc[96];
-      bool named = false; /* 1g.10gb of two models is one word */
-      for (unsigned s = 0; s + 1 < nseen && !named; s++)
+      bool named = false;
+      for (unsigned s = 0; s < m && !named; s++)
         named = gs_geom_gi_profile_find(seen[s], p->name) != NULL;
-      snprintf(desc, sizeof(desc), "profile %u on %s", p->id, info.model->key);
+      snprintf(desc, sizeof(desc), "profile %u on %s", p->id, seen[m]->key);
       if (!named)
         put(x, p->name, desc);
     }
-  }
+}
+
+/* The compute instance profile names of the selected GPUs' GI profiles,
+ * each once (every GI profile of a model offers "1c..." of its own size). */
+static void ci_profile_names(struct comp *x)
+{
+  const struct gs_geom_model *seen[GS_BACKEND_MAX_GPUS];
+  char said[64][sizeof(((struct gs_geom_ci_profile *)0)->name)];
+  unsigned nseen, nsaid = 0;
+  split_at(x, ',');
+  nseen = selected_models(x, seen);
+  for (unsigned m = 0; m < nseen; m++)
+    for (unsigned k = 0; k < seen[m]->ngi; k++) {
+      struct gs_geom_ci_profile cps[GS_GEOM_MAX_CI_PROFILES];
+      unsigned n = gs_geom_ci_profiles(seen[m], &seen[m]->gi[k], cps);
+      for (unsigned i = 0; i < n; i++) {
+        char desc[96];
+        bool dup = false;
+        for (unsigned s = 0; s < nsaid && !dup; s++)
+          dup = strcmp(said[s], cps[i].name) == 0;
+        if (dup || nsaid == GS_NITEMS(said))
+          continue;
+        memcpy(said[nsaid++], cps[i].name, sizeof(said[0]));
+        snprintf(desc, sizeof(desc), "profile %u in %s on %s", cps[i].id, seen[m]->gi[k].name,
+                 seen[m]->key);
+        put(x, cps[i].name, desc);
+      }
+    }
+}
+
+/* The caller's own job ids in the directory the command would use (another
+ * user's are never offered, even to root); a missing directory offers none
+ * and is not created. */
+static void job_ids(struct comp *x)
+{
+  struct gs_jobs_job *jobs = NULL;
+  struct gs_err err = {0};
+  char dir[PATH_MAX];
+  unsigned n = 0;
+  struct gs_backend *b = x->jobs_dir ? NULL : machine(x);
+  if ((!x->jobs_dir && !b) || gs_jobs_dir_name(&err, b, x->jobs_dir, dir) != 0 ||
+      gs_jobs_list(&err, dir, NULL, NULL, &jobs, &n) != 0)
+    return;
+  for (unsigned i = 0; i < n; i++)
+    if (jobs[i].owner == (unsigned)geteuid())
+      put(x, jobs[i].id, gs_jobs_state_name(jobs[i].state));
+  gs_jobs_list_free(jobs, n);
 }
 
 /* The configs of the layout file the words name with -f (or
@@ -170,6 +229,8 @@ static void value_of(struct comp *x, enum cli_value kind, const char *arg)
   case CLI_VALUE_COMMAND: puts("@default"); break;
   case CLI_VALUE_GPUS: gpu_indices(x); break;
   case CLI_VALUE_PROFILE: profile_names(x); break;
+  case CLI_VALUE_CI_PROFILE: ci_profile_names(x); break;
+  case CLI_VALUE_JOB: job_ids(x); break;
   case CLI_VALUE_CONFIG: config_names(x); break;
   case CLI_VALUE_MODEL: model_keys(x); break;
   case CLI_VALUE_CHOICE: choices(x, arg); break;
@@ -195,11 +256,13 @@ static const struct cli_opt *letter_row(const struct cli_opt *rows, char letter)
   return NULL;
 }
 
-/* Notes the values completion needs (-i, -f) from an option and its value. */
+/* Notes the values completion needs (-i, -f, --jobs-dir) from an option and its value. */
 static void note(struct comp *x, const struct cli_opt *o, const char *value)
 {
   if (o && o->val == CLI_V_GPUS)
     x->gpus = value;
+  else if (o && o->name && strcmp(o->name, "jobs-dir") == 0)
+    x->jobs_dir = value;
   else if (o && (o->letter == 'f' || (o->name && (strcmp(o->name, "config-file") == 0 ||
                                                    strcmp(o->name, "file") == 0))))
     x->file = value;

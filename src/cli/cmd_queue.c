@@ -131,6 +131,7 @@ static const struct cli_opt cancel_opts[] = {
 
 static const struct cli_spec cancel_spec = {
     .operands = "ID...",
+    .operand = CLI_VALUE_JOB,
     .opts = cancel_opts,
     .about = "A queued job never starts; a running one is sent SIGTERM.",
     .examples = "gpuslice queue cancel j12 j13",
@@ -431,6 +432,7 @@ static const struct cli_opt log_opts[] = {
 
 static const struct cli_spec log_spec = {
     .operands = "ID",
+    .operand = CLI_VALUE_JOB,
     .opts = log_opts,
     .about = "Prints a queued job's output (stdout and stderr, <jobs dir>/queue/<ID>.log): only\n"
              "your own jobs' unless you are root.",

@@ -16,6 +16,7 @@ struct serve_opts {
   const char *listen, *grpc_listen, *log_dir, *admin_listen, *admin_token, *admin_token_file, *ready_path;
   const char *file; /* -f: the serve config file */
   unsigned replicas, worker_timeout_ms, max_inflight, drain_ms, port_base, max_conns;
+  unsigned idle_ms; /* --idle-timeout: a client connection with nothing under way */
   unsigned threads; /* the proxy's event-loop threads */
   bool ephemeral;
   enum gs_proxy_policy policy;
@@ -39,7 +40,7 @@ struct serve_reload {
 
 enum { O_LISTEN = 256, O_REPLICAS, O_POLICY, O_LOG_DIR, O_TIMEOUT, O_INFLIGHT, O_DRAIN, O_PORTS,
        O_EPHEMERAL, O_ADMIN, O_TOKEN, O_TOKEN_FILE, O_READY, O_CONNS, O_THREADS, O_GRPC, O_BUDGET,
-       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_STATE_DIR, O_END };
+       O_SLICES, O_GROW, O_SWINDOW, O_COOLDOWN, O_SHRINK, O_SSTATE, O_STATE_DIR, O_IDLE, O_END };
 
 #define GIVEN(o, opt) (((o)->given >> ((opt) - O_LISTEN)) & 1u)
 
@@ -104,6 +105,8 @@ static int on_serve_opt(struct cli *c, int ch, const char *value, void *arg)
   case O_TIMEOUT: return millis(value, "--worker-timeout", &o->worker_timeout_ms);
   case O_INFLIGHT: return number(value, "--max-inflight", &o->max_inflight);
   case O_DRAIN: return millis(value, "--drain-timeout", &o->drain_ms);
+  case O_IDLE: return cli_duration_in("--idle-timeout", value, 1000, 1000, 86400000000ull, 1000,
+                                      &o->idle_ms);
   case O_PORTS: return number(value, "--port-base", &o->port_base);
   case O_EPHEMERAL: o->ephemeral = true; return 0;
   case O_BUDGET: case O_SLICES: case O_GROW: case O_SWINDOW: case O_COOLDOWN: case O_SHRINK:
@@ -156,6 +159,9 @@ static const struct cli_opt serve_opts[] = {
      CLI_VALUE_TEXT, NULL},
     {"drain-timeout", 0, "DURATION", O_DRAIN, "10s",
      "on SIGTERM, requests in flight get this long (a bare number is ms)", CLI_VALUE_TEXT, NULL},
+    {"idle-timeout", 0, "DURATION", O_IDLE, "60s",
+     "a client connection with no request or call under way is closed after this (gRPC: GOAWAY "
+     "first; a bare number is ms)", CLI_VALUE_TEXT, NULL},
     {"log-dir", 0, "DIR", O_LOG_DIR, "none: inherited", "worker-<index>.log per worker here",
      CLI_VALUE_DIR, NULL},
     {"port-base", 0, "N", O_PORTS, "18000",
@@ -516,6 +522,8 @@ static void serve_config(const struct serve_opts *o, struct gs_serve_config *sc)
   gs_http_limits_default(&sc->proxy.limits);
   if (o->max_conns)
     sc->proxy.limits.max_conns = o->max_conns;
+  if (GIVEN(o, O_IDLE))
+    sc->proxy.limits.idle_timeout_ms = o->idle_ms;
   sc->replicas = o->replicas;
   sc->drain_ms = o->drain_ms;
   sc->scale = o->scale;

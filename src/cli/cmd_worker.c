@@ -209,21 +209,24 @@ static int run_worker(struct cli *c, int argc, char **argv)
   }
   if (gfd >= 0)
     gs_worker_grpc_fd(w, gfd);
-  fprintf(stderr, "gpuslice worker: EMULATED KServe v2 server, no GPU is used: inference time is "
-                  "modelled for %s on %s, shared by %u worker(s)%s%s\n",
-          slice, gs_geom_model_find(o.gpu)->name, o.share,
-          o.share > 1 ? " time-slicing it without MIG" : "",
-          o.time_scale > 1 ? ", every modelled time slowed down by --time-scale" : "");
-  printf("listening on %.*s:%u\n", (int)(strrchr(o.listen, ':') - o.listen), o.listen, port);
+  /* Through the one logger, so --log-format and --log-level hold for the
+   * worker as for serve: in text, the banner on stderr and the ports on
+   * stdout as before (tests and scripts read "listening on HOST:PORT"). */
+  gs_log_warn("worker", "EMULATED KServe v2 server, no GPU is used: inference time is "
+              "modelled for %s on %s, shared by %u worker(s)%s%s",
+              slice, gs_geom_model_find(o.gpu)->name, o.share,
+              o.share > 1 ? " time-slicing it without MIG" : "",
+              o.time_scale > 1 ? ", every modelled time slowed down by --time-scale" : "");
+  gs_log_info("worker", "listening on %.*s:%u", (int)(strrchr(o.listen, ':') - o.listen),
+              o.listen, port);
   if (gfd >= 0)
-    printf("grpc listening on %.*s:%u\n", (int)(strrchr(o.grpc_listen, ':') - o.grpc_listen),
-           o.grpc_listen, gport);
-  fflush(stdout);
+    gs_log_info("worker", "grpc listening on %.*s:%u",
+                (int)(strrchr(o.grpc_listen, ':') - o.grpc_listen), o.grpc_listen, gport);
   rc = gs_worker_run(&err, w, fd, &o.lim);
   gs_worker_free(w);
   if (rc != 0)
     return cli_fail(&err);
-  fprintf(stderr, "gpuslice worker: stopped\n");
+  gs_log_notice("worker", "stopped");
   return GS_EXIT_OK;
 }
 

@@ -51,19 +51,25 @@ static int default_dir(struct gs_err *err, struct gs_backend *b, char out[PATH_M
   return 0;
 }
 
+int gs_jobs_dir_name(struct gs_err *err, struct gs_backend *b, const char *override,
+                     char out[PATH_MAX])
+{
+  if (!override || !*override)
+    return default_dir(err, b, out);
+  if (strlen(override) >= PATH_MAX - 64)
+    return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--jobs-dir %.64s...: path is too long",
+                      override);
+  if (out != override) /* callers may pass one buffer for both */
+    snprintf(out, PATH_MAX, "%s", override);
+  return 0;
+}
+
 int gs_jobs_dir(struct gs_err *err, struct gs_backend *b, const char *override, char out[PATH_MAX])
 {
   char probe[PATH_MAX];
   int rc;
-  if (override && *override) {
-    if (strlen(override) >= PATH_MAX - 64)
-      return gs_err_set(err, GS_E_INVALID_ARGUMENT, "--jobs-dir %.64s...: path is too long",
-                        override);
-    if (out != override) /* callers may pass one buffer for both */
-      snprintf(out, PATH_MAX, "%s", override);
-  } else if ((rc = default_dir(err, b, out)) != 0) {
+  if ((rc = gs_jobs_dir_name(err, b, override, out)) != 0)
     return rc;
-  }
   /* Created private (0700); a shared one is made by its administrator.
    * Checked on every use: another user's directory could hand us jobs. */
   if ((rc = gs__jobs_path(err, probe, out, "x")) != 0 ||

@@ -29,6 +29,10 @@
  * (~/.local/state/...). Created if missing. Several users sharing real GPUs
  * must point GPUSLICE_JOBS_DIR at one shared directory. */
 int gs_jobs_dir(struct gs_err *err, struct gs_backend *b, const char *override, char out[PATH_MAX]);
+/* The same directory's name alone, nothing created or checked (shell
+ * completion only looks). */
+int gs_jobs_dir_name(struct gs_err *err, struct gs_backend *b, const char *override,
+                     char out[PATH_MAX]);
 
 /* ---- sizes ---- */
 

@@ -19,7 +19,7 @@ static const char *const scalar_keys[] = {
     "admin-listen",  "admin-token",   "admin-token-file", "ready-path",
     "max-conns",     "threads",       "grpc-listen",  "latency-budget", "slices",
     "grow-profile",  "scale-window",  "scale-cooldown", "shrink-below", "scale-state",
-    "state-dir"};
+    "state-dir",     "idle-timeout"};
 
 /* y->user is the serve file being filled. */
 static int command(const struct gs_yaml *c, const yaml_node_t *v)

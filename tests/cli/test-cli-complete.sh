@@ -3,8 +3,10 @@
 # test-cli-complete.sh: the bash completion (deploy/completion/gpuslice.bash),
 # sourced into this shell as bash-completion would, completes by asking
 # gpuslice (`gpuslice complete`): commands, a group's verbs, options, fixed
-# choices, GPU indices, the profiles of the GPUs -i selects, the configs of
-# the layout file given with -f; files where a file goes. Called as bash
+# choices, GPU indices, the GI and CI profiles of the GPUs -i selects, the
+# configs of the layout file given with -f, the caller's own job ids (never
+# another user's; a missing jobs directory offers none and stays missing);
+# files where a file goes. Called as bash
 # calls it: COMP_WORDS/COMP_CWORD set, then the function `complete -p` names.
 # Also zsh's script, when zsh is installed: it loads and its answers are
 # "word:description" lines.
@@ -85,6 +87,35 @@ has "config names of the -f file" all-1g.5gb all-1g.10gb -- apply -f "$src/confi
 has "config names, long spellings" all-balanced -- assert --config-file "$src/configs/a100-40gb.mig-parted.yaml" --selected-config all-b
 has "model keys" a100-40gb a100-80gb -- layouts a100
 has "a global option's value" h100-80gb -- --emulate h100
+has "CI profiles of both GPUs" 1c.3g.20gb 2c.7g.40gb 1c.3g.40gb 4g.40gb -- ci create ""
+has "CI profiles of the GPU -i selects" 1c.3g.40gb 2c.3g.40gb -- ci create -i 1 ""
+lacks "CI profiles of another GPU" 1c.3g.20gb -- ci create -i 1 ""
+has "CI profile lists" 1c.7g.80gb,1c.7g.80gb -- ci create -i 1 1c.7g.80gb,1c.7
+
+# Job ids: the caller's own, from the directory the command would use (the
+# emulator's state's by default, --jobs-dir's when given).
+"$bin" -q queue submit -i 0 --profile 1g.5gb -- true >/dev/null || fail "setup: queue submit"
+"$bin" -q queue submit -i 0 --profile 1g.5gb -- true >/dev/null || fail "setup: queue submit"
+has "job ids to cancel" j000001 j000002 -- queue cancel ""
+has "job ids by prefix, after one" j000002 -- queue cancel j000001 j
+has "a job's log" j000001 j000002 -- jobs log ""
+mkdir -p "$tmp/other" && cp -r "$GPUSLICE_EMU_STATE.jobs/." "$tmp/other/"
+rm -f "$tmp/other/queue/j000001.json"
+has "--jobs-dir's jobs" j000002 -- queue cancel --jobs-dir "$tmp/other" ""
+lacks "not the default dir's with --jobs-dir" j000001 -- jobs log --jobs-dir="$tmp/other" ""
+out=$("$bin" complete -- jobs log --jobs-dir "$tmp/none/jobs" "" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && [ -z "$out" ] && [ ! -e "$tmp/none" ]; then ok; else
+  fail "a missing jobs dir: exit $rc, '$out', created: $(ls -d "$tmp/none" 2>&1)"; fi
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  # root may read every user's job; completion still offers only its own.
+  q=$GPUSLICE_EMU_STATE.jobs/queue
+  sed 's/j000002/j000003/' "$q/j000002.json" >"$q/j000003.json" && chown nobody "$q/j000003.json"
+  if "$bin" jobs 2>/dev/null | grep -q j000003; then ok; else fail "setup: nobody's job not listed"; fi
+  lacks "another user's job" j000003 -- queue cancel ""
+else
+  echo "skip: not root (another user's job file needs chown)"
+fi
 
 # Files where a file goes: bash's own completion of this directory.
 mkdir -p "$tmp/cwd" && : >"$tmp/cwd/workloads.yaml"

@@ -7,7 +7,9 @@
 # leaves the text format; --log-format json makes every stderr line a JSON
 # object with time, level, source, message and the queue's fields (job,
 # user, slice, status, duration); --log-level warning hides the info lines;
-# a bad value is refused naming it.
+# a bad value is refused naming it. `worker` alone: its banner, ports and
+# "stopped" go through the same logger (JSON lines under --log-format json;
+# text as before: "listening on HOST:PORT" on stdout).
 # Env: GS_BIN (gpuslice), GS_SRC, GS_TEST_TMP.
 set -u
 : "${GS_BIN:?set GS_BIN to the gpuslice binary}"
@@ -114,4 +116,32 @@ sleep 3
 stop
 ! grep -q 'joined the pool\|listening on' "$root/sw.err.out" "$root/sw.err" && ok ||
   fail "serve --log-level warning: $(cat "$root/sw.err.out" "$root/sw.err")"
+
+# worker WHAT ARGS...: a worker in the background (its stdout in $root/WHAT.out,
+# stderr in $root/WHAT.err) until it listens, then SIGTERM.
+worker() {
+  local what=$1
+  shift
+  "$GS_BIN" -q "$@" worker --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --profile 1g.5gb \
+    >"$root/$what.out" 2>"$root/$what.err" &
+  spid=$!
+  wait_for "$root/$what.out" 'listening on' || wait_for "$root/$what.err" 'listening on' ||
+    fail "worker $*: no listening line: $(cat "$root/$what.out" "$root/$what.err")"
+  stop
+}
+worker wj --log-format json
+python3 -c 'import json,sys
+objs=[json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+assert all(o["source"]=="worker" for o in objs), objs
+assert any("EMULATED" in o["message"] and o["level"]=="warning" for o in objs), objs
+assert any(o["message"].startswith("listening on 127.0.0.1:") and o["level"]=="info" for o in objs), objs
+assert any(o["message"].startswith("grpc listening on 127.0.0.1:") for o in objs), objs
+assert objs[-1]["message"]=="stopped", objs' "$root/wj.err" && ok ||
+  fail "worker's JSON lines: $(cat "$root/wj.err")"
+[ ! -s "$root/wj.out" ] && ok || fail "worker in JSON wrote on stdout: $(cat "$root/wj.out")"
+worker wt
+grep -qx 'listening on 127\.0\.0\.1:[0-9]*' "$root/wt.out" && grep -qx 'grpc listening on 127\.0\.0\.1:[0-9]*' "$root/wt.out" &&
+  grep -q '^gpuslice worker: EMULATED KServe v2 server' "$root/wt.err" &&
+  grep -qx 'gpuslice worker: stopped' "$root/wt.err" && ok ||
+  fail "worker's text lines: $(cat "$root/wt.out" "$root/wt.err")"
 summary
