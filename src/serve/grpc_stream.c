@@ -27,6 +27,8 @@ struct gstream {
   int32_t sid;     /* 0: no worker stream (never opened, or closed) */
   uint8_t *in;     /* the worker's answer bytes not yet a whole message */
   size_t in_len, in_cap;
+  size_t held;   /* the worker's bytes not yet given back to its stream window */
+  size_t queued; /* forwarded bytes the client's flow control has not let go yet */
   bool have_status;
   int status;
   char message[256];
@@ -56,12 +58,34 @@ static void finish(struct gstream *s, enum gs__proxy_outcome o, int status, cons
     s->g->streams = s->next;
   if (s->next)
     s->next->prev = s->prev;
+  gs_h2_call_on_sent(s->client, NULL); /* what is still queued goes out after s */
   gs_h2_call_reply(s->client, status, NULL, 0, text);
   free(s->in);
   free(s);
 }
 
 /* ---- the worker's side ---- */
+
+/* Backpressure: of the worker's bytes, those still queued for the client
+ * keep their window; the rest (sent on, or part of a message not yet
+ * whole) is given back. So a client that reads nothing holds about one
+ * stream window (the worker connection's, 1 MiB) here, and the worker's
+ * answers then wait in the worker. */
+static void give_back(struct gstream *s)
+{
+  if (s->held > s->queued && s->sid > 0) {
+    gs_h2_client_consume(s->up->h2, s->sid, s->held - s->queued);
+    s->held = s->queued;
+  }
+}
+
+/* The client's flow control let n forwarded bytes go. */
+static void client_sent(void *user, size_t n)
+{
+  struct gstream *s = user;
+  s->queued -= n < s->queued ? n : s->queued;
+  give_back(s);
+}
 
 static void up_header(void *call, const char *name, size_t nl, const char *value, size_t vl)
 {
@@ -94,11 +118,14 @@ static bool up_data(void *call, const uint8_t *data, size_t len)
       return false; /* compressed or too large: not carried */
     if (s->in_len - off - 5 < n)
       break;
-    (void)gs_h2_call_send(s->client, m + 5, n); /* a client gone: dropped, its end comes */
+    if (gs_h2_call_send(s->client, m + 5, n) == 0) /* a client gone: dropped, its end comes */
+      s->queued += 5 + (size_t)n;
     off += 5 + (size_t)n;
   }
   memmove(s->in, s->in + off, s->in_len - off);
   s->in_len -= off;
+  s->held += len;
+  give_back(s);
   return true;
 }
 
@@ -150,6 +177,7 @@ static void open_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
     g->streams->prev = s;
   g->streams = s;
   gs_h2_call_bind(client, s);
+  gs_h2_call_on_sent(client, client_sent);
   snprintf(timeout, sizeof(timeout), "%lluu",
            (unsigned long long)(req->deadline_us > now ? req->deadline_us - now : 1));
   struct gs_http_header hdr[] = {NV(":method", "POST", 4), NV(":scheme", "http", 4),
