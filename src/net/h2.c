@@ -1,23 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* h2.c: the server side of gRPC calls over HTTP/2 cleartext (h2c, prior
- * knowledge) on the net event loop. nghttp2 does the framing, HPACK and flow
- * control; this file feeds it socket bytes, gathers each stream's headers
- * and length-prefixed messages, and hands them to a handler: a unary call
- * whole, a streaming one message by message, an unknown method at its
- * headers (a non-gRPC content-type is 415 there); the answer goes as
- * HEADERS, DATA (messages as they come) and trailers (grpc-status, grpc-message).
- * A malformed peer gets GOAWAY with nghttp2's error code, then the socket
- * closes. Answers made in one turn go out together at its end (h2_out.c).
- * The worker's gRPC service and the proxy's gRPC side sit on it.
- * Memory: a message is held whole, so the window is granted by hand
- * (nghttp2's no_auto_window_update): a stream's 5-byte prefix tells its
- * length, which is reserved from the connection's share and the budget
- * before any more of it is taken (RESOURCE_EXHAUSTED at once when either is
- * short), and the stream is granted window only up to that length. Bytes
- * that are not held (a refused stream's) are consumed at once. A client
- * that sends no preface and SETTINGS, or no whole message, within the read
- * timeout is cut off; so is a connection idle past the idle timeout, and the
- * oldest idle one when the connection limit is full. */
+/* h2.c: the server side of gRPC calls over HTTP/2 cleartext (h2c, prior knowledge) on the net
+ * event loop. nghttp2 does the framing, HPACK and flow control; this file feeds it socket bytes,
+ * gathers each stream's headers and length-prefixed messages, and hands them to a handler: a unary
+ * call whole, a streaming one message by message, an unknown method at its headers (a non-gRPC
+ * content-type is 415 there); the answer goes as HEADERS, DATA (messages as they come) and
+ * trailers (grpc-status, grpc-message). A malformed peer gets GOAWAY with nghttp2's error code,
+ * then the socket closes. Answers made in one turn go out together at its end (h2_out.c). The
+ * worker's gRPC service and the proxy's gRPC side sit on it. Memory: a message is held whole, so
+ * the window is granted by hand (nghttp2's no_auto_window_update): a stream's 5-byte prefix tells
+ * its length, which is reserved from the connection's share and the budget before any more of it
+ * is taken (RESOURCE_EXHAUSTED at once when either is short), and the stream is granted window
+ * only up to that length. Bytes that are not held (a refused stream's) are consumed at once. A
+ * client that sends no preface and SETTINGS, or no whole message, within the read timeout is cut
+ * off; so is a connection idle past the idle timeout, and the oldest idle one when the connection
+ * limit is full. */
 #include "net/internal.h"
 
 #include <errno.h>
@@ -82,6 +78,7 @@ struct gs_h2_call {
   bool started;   /* a streaming answer's headers are submitted */
   bool told_end;  /* a streaming call's handler heard its input's end */
   void *user;     /* gs_h2_call_bind's */
+  void (*on_sent)(void *user, size_t n); /* gs_h2_call_on_sent's */
   char path[256];
   size_t path_len;
   uint64_t deadline_us;
@@ -641,6 +638,8 @@ static ssize_t read_out(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t le
     n = len;
   memcpy(buf, k->out + k->out_off, n);
   k->out_off += n;
+  if (k->on_sent)
+    k->on_sent(k->user, n);
   if (k->out_off == k->out_len && k->replied) {
     *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
     if (nghttp2_submit_trailer(ng, id, trailers, k->message[0] ? 2 : 1) != 0)
@@ -661,6 +660,11 @@ bool gs_h2_call_alive(const struct gs_h2_call *call)
 void gs_h2_call_bind(struct gs_h2_call *call, void *user)
 {
   call->user = user;
+}
+
+void gs_h2_call_on_sent(struct gs_h2_call *call, void (*fn)(void *user, size_t n))
+{
+  call->on_sent = fn;
 }
 
 /* Appends one length-prefixed message to k's answer bytes. */

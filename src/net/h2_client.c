@@ -191,6 +191,11 @@ static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t
   struct stream *s = nghttp2_session_get_stream_user_data(ng, id);
   struct gs_h2_client *c = user;
   (void)flags;
+  /* the connection's window at once (one slow call stalls no other); a
+   * streamed call's own window only as its owner says (backpressure) */
+  nghttp2_session_consume_connection(ng, len);
+  if (!s || !s->streamed || !s->call)
+    nghttp2_session_consume_stream(ng, id, len);
   if (s && s->call && !c->freed && !c->ops->data(s->call, data, len))
     nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
   return 0;
@@ -319,6 +324,7 @@ static int session_new(struct gs_h2_client *c, const struct gs_h2_client_config 
                                                                         : STREAM_WINDOW},
       {NGHTTP2_SETTINGS_ENABLE_PUSH, 0}};
   int32_t window = cfg && cfg->conn_window ? (int32_t)cfg->conn_window : CONN_WINDOW;
+  nghttp2_option *opt;
   int rc;
   if (nghttp2_session_callbacks_new(&cb) != 0)
     return -1;
@@ -327,7 +333,13 @@ static int session_new(struct gs_h2_client *c, const struct gs_h2_client_config 
   nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-  rc = nghttp2_session_client_new(&c->ng, cb, c);
+  if (nghttp2_option_new(&opt) != 0) {
+    nghttp2_session_callbacks_del(cb);
+    return -1;
+  }
+  nghttp2_option_set_no_auto_window_update(opt, 1); /* on_data and gs_h2_client_consume */
+  rc = nghttp2_session_client_new2(&c->ng, cb, c, opt);
+  nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   if (rc != 0 || nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, GS_NITEMS(iv)) != 0 ||
       nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, window) != 0)
@@ -459,6 +471,15 @@ int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size
   (void)nghttp2_session_resume_data(c->ng, id);
   gs_net_loop_defer(c->loop, &c->flush);
   return 0;
+}
+
+void gs_h2_client_consume(struct gs_h2_client *c, int32_t id, size_t n)
+{
+  struct stream *s;
+  if (c->dead || !n || !(s = find(c, id)) || !s->streamed || !s->call)
+    return;
+  if (nghttp2_session_consume_stream(c->ng, id, n) == 0)
+    gs_net_loop_defer(c->loop, &c->flush); /* its WINDOW_UPDATE */
 }
 
 void gs_h2_client_cancel(struct gs_h2_client *c, int32_t id)

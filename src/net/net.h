@@ -436,6 +436,11 @@ bool gs_h2_call_alive(const struct gs_h2_call *call);
 int gs_h2_call_send(struct gs_h2_call *call, const void *msg, size_t len);
 /* What the handler's later calls about this call get in req->user. */
 void gs_h2_call_bind(struct gs_h2_call *call, void *user);
+/* fn(user, n) each time n bytes of the answer's queued DATA (5-byte
+ * prefixes and messages, as gs_h2_call_send queued them) go into a frame:
+ * the client's flow control let them go. Called from within the server's
+ * sending: fn must not touch this call (nor its server). */
+void gs_h2_call_on_sent(struct gs_h2_call *call, void (*fn)(void *user, size_t n));
 
 /* ---- HTTP/2 client (h2_client.c) ---- */
 
@@ -480,12 +485,19 @@ int gs_h2_client_new(struct gs_err *err, struct gs_net_loop *loop, const struct 
 int32_t gs_h2_client_call(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
                           const void *body, size_t len, void *call);
 /* A call whose body is sent in pieces, as gs_h2_client_send gives them
- * (a gRPC stream); as gs_h2_client_call otherwise. */
+ * (a gRPC stream); as gs_h2_client_call otherwise, except that the answer
+ * bytes data() reports are given back to the stream's receive window only
+ * by gs_h2_client_consume: a stream whose owner holds them stops the server
+ * after one window (backpressure). The connection's window is given back at
+ * once, so a held stream stalls no other call. */
 int32_t gs_h2_client_stream(struct gs_h2_client *c, const struct gs_http_header *hdr, size_t nhdr,
                             void *call);
 /* Appends len bytes (copied) to stream id's body; end: the body ends after
  * them. 0, or GS_E_IO (no such open stream, or already ended), GS_E_NO_MEMORY. */
 int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size_t len, bool end);
+/* Gives n answer bytes of streamed call id back to its window (the owner is
+ * done with them); nothing for another call, or one closed. */
+void gs_h2_client_consume(struct gs_h2_client *c, int32_t id, size_t n);
 /* Resets a call (RST_STREAM CANCEL); nothing more is reported of it. */
 void gs_h2_client_cancel(struct gs_h2_client *c, int32_t id);
 /* GOAWAY: no new calls; the connection ends (dead()) once none is left. */

@@ -8,7 +8,7 @@
 
 #include "serve/internal.h"
 
-enum { ST_OK = 0, ST_DEADLINE_EXCEEDED = 4, ST_RESOURCE_EXHAUSTED = 8, ST_INTERNAL = 13,
+enum { ST_OK = 0, ST_DEADLINE_EXCEEDED = 4, ST_RESOURCE_EXHAUSTED = 8, ST_UNIMPLEMENTED = 12, ST_INTERNAL = 13,
        ST_UNAVAILABLE = 14 };
 
 #define MAX_RESPONSE (64u << 20) /* one worker answer message at most */

@@ -348,31 +348,55 @@ static void dispatch(struct gcall *c, size_t avoid)
   c->up = u;
 }
 
-/* KServe's unary methods are balanced call by call; every other path
- * (ModelStreamInfer, a method a worker may serve that we do not know) is a
- * stream pinned to one worker, opened there as soon as its headers arrive,
- * so a worker's UNIMPLEMENTED reaches the client at once. */
+/* The methods of Triton's inference.GRPCInferenceService (a fixed list) and
+ * the health check. Its unary inference methods are balanced call by call;
+ * ModelStreamInfer, and the service's other methods (repository, shared
+ * memory, trace, log: a worker may serve them or not), are streams pinned
+ * to one worker, opened there as soon as their headers arrive. Any other
+ * path is no method of the service: UNIMPLEMENTED at once, from here,
+ * whatever the workers' state. */
 static enum gs_h2_kind kind(void *ctx, const char *path, size_t len)
 {
-  static const char *const unary[] = {
-      "/inference.GRPCInferenceService/ModelInfer", "/inference.GRPCInferenceService/ServerLive",
-      "/inference.GRPCInferenceService/ServerReady", "/inference.GRPCInferenceService/ModelReady",
-      "/inference.GRPCInferenceService/ServerMetadata",
-      "/inference.GRPCInferenceService/ModelMetadata",
-      "/inference.GRPCInferenceService/ModelConfig",
-      "/inference.GRPCInferenceService/ModelStatistics", "/grpc.health.v1.Health/Check"};
+  static const char svc[] = "/inference.GRPCInferenceService/";
+  static const char *const unary[] = {"ModelInfer", "ServerLive", "ServerReady", "ModelReady",
+                                      "ServerMetadata", "ModelMetadata", "ModelConfig",
+                                      "ModelStatistics"};
+  static const char *const passed[] = {
+      "ModelStreamInfer", "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload",
+      "SystemSharedMemoryStatus", "SystemSharedMemoryRegister", "SystemSharedMemoryUnregister",
+      "CudaSharedMemoryStatus", "CudaSharedMemoryRegister", "CudaSharedMemoryUnregister",
+      "TraceSetting", "LogSettings"};
+  static const char health[] = "/grpc.health.v1.Health/Check";
+  const char *m = path + (sizeof(svc) - 1);
+  size_t ml = len - (sizeof(svc) - 1);
   (void)ctx;
+  if (len == sizeof(health) - 1 && memcmp(path, health, len) == 0)
+    return GS_H2_UNARY;
+  if (len <= sizeof(svc) - 1 || memcmp(path, svc, sizeof(svc) - 1) != 0)
+    return GS_H2_UNKNOWN;
   for (size_t i = 0; i < GS_NITEMS(unary); i++)
-    if (len == strlen(unary[i]) && memcmp(path, unary[i], len) == 0)
+    if (ml == strlen(unary[i]) && memcmp(m, unary[i], ml) == 0)
       return GS_H2_UNARY;
-  return GS_H2_STREAM;
+  for (size_t i = 0; i < GS_NITEMS(passed); i++)
+    if (ml == strlen(passed[i]) && memcmp(m, passed[i], ml) == 0)
+      return GS_H2_STREAM;
+  return GS_H2_UNKNOWN;
 }
 
 static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_request *req)
 {
   struct gs_proxy_grpc *g = ctx;
   struct gcall *c;
-  if (kind(g, req->path, req->path_len) == GS_H2_STREAM) {
+  enum gs_h2_kind k = kind(g, req->path, req->path_len);
+  if (k == GS_H2_UNKNOWN) {
+    char why[300];
+    snprintf(why, sizeof(why), "%.*s is no method of inference.GRPCInferenceService "
+             "(Triton's KServe v2 gRPC API)", (int)(req->path_len > 200 ? 200 : req->path_len),
+             req->path);
+    gs_h2_call_reply(client, ST_UNIMPLEMENTED, NULL, 0, why);
+    return;
+  }
+  if (k == GS_H2_STREAM) {
     gs__grpc_stream(g, client, req);
     return;
   }

@@ -27,6 +27,11 @@ struct gstream {
   int32_t sid;     /* 0: no worker stream (never opened, or closed) */
   uint8_t *in;     /* the worker's answer bytes not yet a whole message */
   size_t in_len, in_cap;
+  uint64_t deadline; /* timer: the call's grpc-timeout, the whole stream ends then */
+  uint64_t idle;     /* timer: the worker timeout, while it owes an answer the client may take */
+  size_t owed;       /* requests sent to the worker minus answers from it */
+  size_t held;   /* the worker's bytes not yet given back to its stream window */
+  size_t queued; /* forwarded bytes the client's flow control has not let go yet */
   bool have_status;
   int status;
   char message[256];
@@ -46,6 +51,10 @@ static void finish(struct gstream *s, enum gs__proxy_outcome o, int status, cons
   }
   if (s->sid > 0 && s->up)
     gs_h2_client_cancel(s->up->h2, s->sid);
+  if (s->deadline)
+    gs_net_loop_timer_del(s->g->loop, s->deadline);
+  if (s->idle)
+    gs_net_loop_timer_del(s->g->loop, s->idle);
   if (status != ST_OK && !s->have_status)
     gs__proxy_error(s->g->p);
   gs__proxy_release(s->g->p, s->w, o, gs_net_loop_now_us() - s->start_us, s->trial);
@@ -56,12 +65,74 @@ static void finish(struct gstream *s, enum gs__proxy_outcome o, int status, cons
     s->g->streams = s->next;
   if (s->next)
     s->next->prev = s->prev;
+  gs_h2_call_on_sent(s->client, NULL); /* what is still queued goes out after s */
   gs_h2_call_reply(s->client, status, NULL, 0, text);
   free(s->in);
   free(s);
 }
 
+/* ---- timeouts ---- */
+
+static int64_t on_deadline(struct gs_net_loop *loop, uint64_t id, void *data)
+{
+  struct gstream *s = data;
+  (void)loop;
+  (void)id;
+  s->deadline = 0;
+  finish(s, GS__PROXY_ABANDONED, ST_DEADLINE_EXCEEDED,
+         "Deadline Exceeded: the stream's grpc-timeout passed");
+  return GS_NET_TIMER_DONE;
+}
+
+static int64_t on_idle(struct gs_net_loop *loop, uint64_t id, void *data)
+{
+  struct gstream *s = data;
+  (void)loop;
+  (void)id;
+  s->idle = 0;
+  finish(s, GS__PROXY_WORKER_FAILED, ST_DEADLINE_EXCEEDED, "worker %zu owed an answer on the "
+         "stream and sent none within the worker timeout", s->w);
+  return GS_NET_TIMER_DONE;
+}
+
+/* The worker timeout, as an idle timeout between messages: it runs while
+ * the worker owes an answer and nothing waits for the client (a client
+ * that does not read holds the worker's answers back: not the worker's
+ * fault), from the last request, answer or client read. */
+static void idle_rearm(struct gstream *s)
+{
+  if (s->idle)
+    gs_net_loop_timer_del(s->g->loop, s->idle);
+  s->idle = 0;
+  if (s->owed && !s->queued)
+    s->idle = gs_net_loop_timer_add(s->g->loop, gs__proxy_config(s->g->p)->worker_timeout_ms *
+                                                    1000ull, on_idle, s);
+}
+
 /* ---- the worker's side ---- */
+
+/* Backpressure: of the worker's bytes, those still queued for the client
+ * keep their window; the rest (sent on, or part of a message not yet
+ * whole) is given back. So a client that reads nothing holds about one
+ * stream window (the worker connection's, 1 MiB) here, and the worker's
+ * answers then wait in the worker. */
+static void give_back(struct gstream *s)
+{
+  if (s->held > s->queued && s->sid > 0) {
+    gs_h2_client_consume(s->up->h2, s->sid, s->held - s->queued);
+    s->held = s->queued;
+  }
+}
+
+/* The client's flow control let n forwarded bytes go. */
+static void client_sent(void *user, size_t n)
+{
+  struct gstream *s = user;
+  s->queued -= n < s->queued ? n : s->queued;
+  give_back(s);
+  if (!s->queued)
+    idle_rearm(s);
+}
 
 static void up_header(void *call, const char *name, size_t nl, const char *value, size_t vl)
 {
@@ -94,11 +165,16 @@ static bool up_data(void *call, const uint8_t *data, size_t len)
       return false; /* compressed or too large: not carried */
     if (s->in_len - off - 5 < n)
       break;
-    (void)gs_h2_call_send(s->client, m + 5, n); /* a client gone: dropped, its end comes */
+    if (gs_h2_call_send(s->client, m + 5, n) == 0) /* a client gone: dropped, its end comes */
+      s->queued += 5 + (size_t)n;
     off += 5 + (size_t)n;
+    s->owed -= s->owed > 0;
+    idle_rearm(s);
   }
   memmove(s->in, s->in + off, s->in_len - off);
   s->in_len -= off;
+  s->held += len;
+  give_back(s);
   return true;
 }
 
@@ -150,6 +226,10 @@ static void open_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
     g->streams->prev = s;
   g->streams = s;
   gs_h2_call_bind(client, s);
+  gs_h2_call_on_sent(client, client_sent);
+  if (req->deadline_us)
+    s->deadline = gs_net_loop_timer_add(g->loop, req->deadline_us > now ? req->deadline_us - now
+                                        : 0, on_deadline, s);
   snprintf(timeout, sizeof(timeout), "%lluu",
            (unsigned long long)(req->deadline_us > now ? req->deadline_us - now : 1));
   struct gs_http_header hdr[] = {NV(":method", "POST", 4), NV(":scheme", "http", 4),
@@ -189,7 +269,13 @@ void gs__grpc_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
   }
   /* a message (the framed one precedes msg) or the client's half-close */
   if (s->sid > 0 && gs_h2_client_send(s->up->h2, s->sid, req->msg ? req->msg - 5 : NULL,
-                                      req->msg ? req->msg_len + 5 : 0, req->end) != 0)
+                                      req->msg ? req->msg_len + 5 : 0, req->end) != 0) {
     finish(s, GS__PROXY_WORKER_FAILED, ST_UNAVAILABLE, "worker %zu took no more of the stream",
            s->w);
+    return;
+  }
+  if (req->msg) {
+    s->owed++;
+    idle_rearm(s);
+  }
 }

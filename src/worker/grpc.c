@@ -52,6 +52,7 @@ struct stream {
   struct gs_grpc_server *g;
   struct gs_h2_call *call;
   struct pending *head, *tail;
+  uint64_t timer; /* the call's grpc-timeout: the whole stream ends then */
   bool ended;  /* the client half-closed */
   bool failed; /* out of memory: later requests are dropped, the end says so */
   int status;  /* the end's status and why: the input's (broken, h2.c) or ours */
@@ -478,6 +479,8 @@ static void stream_flush(struct stream *st)
     free(p);
   }
   if (st->ended && !st->head) {
+    if (st->timer)
+      gs_net_loop_timer_del(st->g->loop, st->timer);
     gs_h2_call_reply(st->call, st->status, NULL, 0, st->why);
     free(st);
   }
@@ -490,14 +493,17 @@ static void on_stream_computed(void *ctx, bool ok, uint64_t queue_us, uint64_t c
   (void)compute_us;
   p->job = NULL;
   p->ready = true;
-  if (!ok)
-    pack_error("", "the worker is stopping", p);
+  if (!ok) /* the loop, and the stream's timer with it, went first */
+    p->s->timer = 0, pack_error("", "the worker is stopping", p);
   stream_flush(p->s);
 }
 
-/* The client is gone: what its requests hold on the slice is let go. */
-static void stream_drop(struct stream *st)
+/* The client is gone, or the call's deadline passed: what its requests
+ * hold on the slice is let go, and the call ends with status. */
+static void stream_drop(struct stream *st, int status, const char *why)
 {
+  if (st->timer)
+    gs_net_loop_timer_del(st->g->loop, st->timer);
   while (st->head) {
     struct pending *p = st->head;
     st->head = p->next;
@@ -506,8 +512,20 @@ static void stream_drop(struct stream *st)
     free(p->resp);
     free(p);
   }
-  gs_h2_call_reply(st->call, ST_UNAVAILABLE, NULL, 0, "the client went away");
+  gs_h2_call_reply(st->call, status, NULL, 0, why);
   free(st);
+}
+
+/* gRPC's deadline is the call's: at it the whole stream ends, answered
+ * requests or not. */
+static int64_t on_stream_deadline(struct gs_net_loop *loop, uint64_t id, void *data)
+{
+  struct stream *st = data;
+  (void)loop;
+  (void)id;
+  st->timer = 0;
+  stream_drop(st, ST_DEADLINE_EXCEEDED, "Deadline Exceeded: the stream's grpc-timeout passed");
+  return GS_NET_TIMER_DONE;
 }
 
 static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
@@ -518,7 +536,7 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
   struct why y;
   int idx;
   if (req->end && req->gone) {
-    stream_drop(st);
+    stream_drop(st, ST_UNAVAILABLE, "the client went away");
     return;
   }
   if (req->end) {
@@ -534,6 +552,11 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
       return;
     }
     st->g = g, st->call = call, gs_h2_call_bind(call, st);
+    if (req->deadline_us) {
+      uint64_t now = gs_net_loop_now_us();
+      st->timer = gs_net_loop_timer_add(g->loop, req->deadline_us > now ? req->deadline_us - now
+                                        : 0, on_stream_deadline, st);
+    }
   }
   if (!req->msg || st->failed)
     return; /* dropped: the stream's end says why */

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test-grpc-stream-flow.sh: a gRPC stream through serve obeys its client's
+# flow control (issue 20): a client (HTTP/2 frames by hand, tests/lib/h2raw.py,
+# with the default 64 KiB windows) sends 4,000 ModelStreamInfer requests on
+# one stream (paced to stay at most 200 ahead of the worker: serve does not
+# hold back the client's requests yet) and reads nothing; while the one emulated 7g.40gb worker answers
+# them all, serve's resident memory grows by less than 5 MiB (its answers,
+# about 12.8 MB, wait in the worker once serve's 1 MiB stream window to the
+# worker is full: serve gives that window back only as the client reads);
+# then the client reads, and gets every answer, in order, and the stream's
+# end. Ends with "N passed, N failed".
+set -uo pipefail
+
+bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
+src=${GS_SRC:-$(dirname "$0")/../..}
+py=/usr/bin/python3 # Debian's, where python3-protobuf lives
+tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/gflow.XXXXXX" 2>/dev/null || mktemp -d)
+export GPUSLICE_EMU_STATE=$tmp/emu.json
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null # serve stops its workers on SIGTERM
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if ! "$py" -c 'import google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null; then
+  echo "FAIL: python3-protobuf and protobuf-compiler are needed (scripts/deps.sh)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/inference.proto" ||
+  { echo "FAIL: protoc"; echo "0 passed, 1 failed"; exit 1; }
+"$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
+"$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-7g.40gb >/dev/null ||
+  { echo "FAIL: apply all-7g.40gb"; exit 1; }
+
+# under AddressSanitizer, freed memory is given back at once (no quarantine)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0" \
+  "$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 \
+  --ephemeral-ports --worker-timeout 60000 --log-dir "$tmp" -- \
+  "$bin" worker --listen '127.0.0.1:{port}' --grpc-listen '127.0.0.1:{grpc_port}' \
+  --profile '{profile}' >"$tmp/serve.out" 2>"$tmp/serve.err" &
+serve_pid=$!
+pids+=($serve_pid)
+disown
+
+PYTHONPATH="$src/tests/lib" timeout 170 "$py" - "$tmp" "$serve_pid" <<'EOF' | tee "$tmp/py.out"
+import json, os, re, struct, sys, time, urllib.request
+sys.path.insert(0, sys.argv[1])
+import gstest
+import h2raw
+from gstest import check, port_of, read, wait_for
+import inference_pb2 as pb
+
+TMP, SERVE = sys.argv[1], int(sys.argv[2])
+N = 4000
+gport, aport = port_of(os.path.join(TMP, "serve.out"), "grpc on"), port_of(os.path.join(TMP, "serve.out"), "admin on")
+check("serve prints its gRPC and admin ports", gport and aport, read(os.path.join(TMP, "serve.err")))
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as f:
+            return f.read().decode()
+    except Exception:
+        return ""
+
+def workers():
+    try:
+        return json.loads(get("http://127.0.0.1:%d/workers" % aport))["workers"]
+    except Exception:
+        return []
+check("the worker joins", wait_for(lambda: any(w.get("in_pool") for w in workers()), 60), workers())
+wport = workers()[0]["port"]
+
+def inferences():
+    m = re.search(r"^nv_inference_count\{[^}]*model=\"bert-large\"[^}]*\} (\d+)",
+                  get("http://127.0.0.1:%d/metrics" % wport), re.M)
+    return int(m.group(1)) if m else -1
+
+def rss():
+    with open("/proc/%d/status" % SERVE) as f:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) * 1024
+
+class Reader(h2raw.Conn):
+    """Keeps stream 1's DATA and notes its trailers (HEADERS with END_STREAM)."""
+    def __init__(self, port):
+        self.body, self.heads, self.ended = b"", 0, False
+        super().__init__(port)
+
+    def _apply(self, ftype, flags, sid, payload):
+        if sid == 1 and ftype == h2raw.DATA:
+            self.body += payload
+            self.ended |= bool(flags & h2raw.END_STREAM)
+        elif sid == 1 and ftype == h2raw.HEADERS:
+            self.heads += 1
+            self.ended |= bool(flags & h2raw.END_STREAM)
+        super()._apply(ftype, flags, sid, payload)
+
+def request(i):
+    q = pb.ModelInferRequest(model_name="bert-large", id="r%d" % i)
+    for n in ("input_ids", "attention_mask", "token_type_ids"):
+        q.inputs.add(name=n, datatype="INT32", shape=[1, 384])
+        q.raw_input_contents.append(b"\1\0\0\0" * 384)
+    b = q.SerializeToString()
+    return h2raw.grpc_prefix(len(b)) + b
+
+c = Reader(gport)
+c.pump(1)
+before = rss()
+c.sendall(h2raw.grpc_headers(1, "ModelStreamInfer"))
+peak, sent, base = before, 0, inferences()
+reqs = [request(i) for i in range(N)]
+total = sum(len(r) for r in reqs)
+end = time.time() + 90
+for b in range(0, N, 100): # paced: at most 200 requests ahead of the worker's computing
+    chunk = b"".join(reqs[b:b + 100])
+    while chunk and time.time() < end and not c.closed and 1 not in c.reset:
+        c.pump(0.01)
+        n = c.data(1, chunk, end=b + 100 >= N)
+        chunk, sent = chunk[n:], sent + n
+        peak = max(peak, rss())
+    while time.time() < end and inferences() - base < b - 100:
+        c.pump(0.01)
+        peak = max(peak, rss())
+check("the client sends %d requests (%d bytes) on one stream, reading nothing" % (N, total),
+      sent == total, (sent, total, c.reset, c.closed))
+done = wait_for(lambda: inferences() - base >= N, 90)
+for _ in range(20): # serve has had every answer offered to it by now
+    c.pump(0.05)
+    peak = max(peak, rss())
+check("the worker computes every request meanwhile", inferences() - base >= N, (inferences(), base))
+print("serve's resident memory: %.1f MiB, at most %.1f MiB meanwhile" % (before / 1048576, peak / 1048576))
+check("serve's memory grows by less than 5 MiB while the client reads nothing",
+      peak - before < 5 << 20, "grew %.1f MiB (from %.1f MiB)" % ((peak - before) / 1048576, before / 1048576))
+got = len(c.body)
+check("the client received at most about its 64 KiB window meanwhile", got <= 65535 + 16384, got)
+
+c.send(h2raw.frame(h2raw.WINDOW_UPDATE, 0, 0, struct.pack(">I", 1 << 30)) +
+       h2raw.frame(h2raw.WINDOW_UPDATE, 0, 1, struct.pack(">I", 1 << 30)))
+end = time.time() + 60
+while not c.ended and not c.closed and time.time() < end:
+    c.pump(0.1)
+ids, off, errs = [], 0, []
+while off + 5 <= len(c.body):
+    n = struct.unpack(">I", c.body[off + 1:off + 5])[0]
+    r = pb.ModelStreamInferResponse.FromString(c.body[off + 5:off + 5 + n])
+    ids.append(r.infer_response.id)
+    if r.error_message:
+        errs.append(r.error_message)
+    off += 5 + n
+check("then the client reads every answer, in order, with no error",
+      ids == ["r%d" % i for i in range(N)] and not errs and off == len(c.body),
+      (len(ids), ids[:3], errs[:2]))
+check("and the stream ends with trailers, not a reset", c.ended and c.heads == 2 and 1 not in c.reset,
+      (c.ended, c.heads, c.reset))
+c.close()
+print("%d passed, %d failed" % (gstest.passed, gstest.failed))
+sys.exit(1 if gstest.failed else 0)
+EOF
+rc=${PIPESTATUS[0]}
+if ! grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$tmp/py.out"; then
+  echo "test-grpc-stream-flow: the client did not finish (rc $rc)"
+  tail -n 5 "$tmp/serve.err"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+exit "$rc"
