@@ -11,6 +11,7 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 py=/usr/bin/python3 # Debian's, where python3-grpcio and python3-protobuf live
+. "$src/tests/lib/common.sh"
 tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/gunknown.XXXXXX" 2>/dev/null || mktemp -d)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
@@ -24,13 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! "$py" -c 'import grpc, google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null; then
-  echo "FAIL: python3-grpcio, python3-protobuf and protobuf-compiler are needed (scripts/deps.sh)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-protoc --proto_path="$src/proto" --python_out="$tmp" "$src/proto/inference.proto" ||
-  { echo "FAIL: protoc"; echo "0 passed, 1 failed"; exit 1; }
+gs_grpc_proto "$py"
 "$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
 "$bin" -q apply -f "$src/configs/a100-40gb.mig-parted.yaml" -c all-3g.20gb >/dev/null ||
   { echo "FAIL: apply all-3g.20gb"; exit 1; }
