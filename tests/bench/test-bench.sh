@@ -158,7 +158,7 @@ export GPUSLICE_EMU_STATE=$tmp/emu.json
 src=${GS_SRC:-$here/../..}
 "$bin" -q emu reset --emulate a30-24gb >/dev/null &&
   "$bin" -q apply -f "$src/configs/a30-24gb.mig-parted.yaml" -c all-1g.6gb >/dev/null
-"$bin" -q serve --listen 127.0.0.1:0 --ephemeral-ports --log-dir "$tmp" -- \
+"$bin" -q serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --log-dir "$tmp" -- \
   "$bin" worker --listen '127.0.0.1:{port}' --model flower --sms 1000000 >"$tmp/serve.out" 2>"$tmp/serve.err" &
 spid=$!
 pids+=($spid)

@@ -89,7 +89,7 @@ serve() { # serve ERRFILE ARGS...: serve in the background, one worker a slice
   local err=$1
   shift
   : >"$err"
-  "$GS_BIN" -q "$@" serve --listen 127.0.0.1:0 --ephemeral-ports --log-dir "$root" -- \
+  "$GS_BIN" -q "$@" serve --listen 127.0.0.1:0 --admin-listen off --ephemeral-ports --log-dir "$root" -- \
     "$GS_BIN" worker --listen '127.0.0.1:{port}' --profile '{profile}' >"$err.out" 2>"$err" &
   spid=$!
 }
