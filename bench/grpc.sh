@@ -142,7 +142,7 @@ run() { # name test port
     -d "$tmp/$test.grpc" "${hdrs[@]}" "$url" 2>&1) || true
   echo "$out" >"$tmp/h2load-$name-$test.txt"
   rps=$(echo "$out" | sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p')
-  mean=$(echo "$out" | awk '$1 == "time" && $2 == "for" && $3 == "request:" { print $5 }')
+  mean=$(echo "$out" | awk '$1 == "time" && $2 == "for" && $3 == "request:" { print $6 }')
   bad=$(echo "$out" | awk '$1 == "requests:" { gsub(",", ""); print $9 + $11 + $13 }')
   p99=$(awk -F'\t' '$2 == 200 { print $3 }' "$log" | sort -n |
     awk '{ v[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; printf "%.1fms", v[i] / 1000 }')
