@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # bench/before-after.sh: two gpuslice binaries (say the build of an older
 # commit and today's) through the same bench scripts, alternately, so that
-# the load a shared machine adds falls on both alike. Each script compares
+# the load a shared machine adds falls on both alike (in turn: before then
+# after, then after then before). Each script compares
 # its binary with a peer (HAProxy, nginx, wrk, h2load) in the same run, and
 # its ratios are what this prints side by side, one row per run. Not part of
 # `make check`.
@@ -26,7 +27,9 @@ export BENCH_SECONDS=${BENCH_SECONDS:-5}
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-before-after.XXXXXX")
 
 for i in $(seq "$pairs"); do
-  for side in before after; do
+  order="before after"
+  [ $((i % 2)) = 0 ] && order="after before" # ABBA: a load that grows or fades falls on both
+  for side in $order; do
     bin=$old
     [ "$side" = after ] && bin=$new
     for b in grpc grpc48 proxy loadgen; do
