@@ -31,6 +31,19 @@ gs_open_to_all() {
   done
 }
 
+# gs_stop_pids: an EXIT trap for tests that start serves themselves: each
+# pid in $pids gets SIGTERM (serve stops its workers), 10 s, then SIGKILL;
+# then $tmp goes.
+gs_stop_pids() {
+  local p
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+
 # gs_emu_layout LAYOUT: a fresh emulated A100-SXM4-40GB ($GPUSLICE_EMU_STATE)
 # carved as LAYOUT of configs/a100-40gb.mig-parted.yaml by $bin; on failure
 # the test ends with one.

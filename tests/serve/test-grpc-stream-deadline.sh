@@ -14,18 +14,11 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 py=/usr/bin/python3 # Debian's, where python3-grpcio and python3-protobuf live
+. "$src/tests/lib/common.sh"
 tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/gdeadline.XXXXXX" 2>/dev/null || mktemp -d)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null # serve stops its workers on SIGTERM
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap gs_stop_pids EXIT
 
 if ! "$py" -c 'import grpc, google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null ||
   ! command -v nghttp >/dev/null; then

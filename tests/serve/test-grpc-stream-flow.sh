@@ -15,18 +15,11 @@ set -uo pipefail
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
 src=${GS_SRC:-$(dirname "$0")/../..}
 py=/usr/bin/python3 # Debian's, where python3-protobuf lives
+. "$src/tests/lib/common.sh"
 tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/gflow.XXXXXX" 2>/dev/null || mktemp -d)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null # serve stops its workers on SIGTERM
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap gs_stop_pids EXIT
 
 if ! "$py" -c 'import google.protobuf' 2>/dev/null || ! command -v protoc >/dev/null; then
   echo "FAIL: python3-protobuf and protobuf-compiler are needed (scripts/deps.sh)"

@@ -15,15 +15,7 @@ py=/usr/bin/python3 # Debian's, where python3-grpcio and python3-protobuf live
 tmp=$(mktemp -d "${GS_TEST_TMP:-/tmp}/gunknown.XXXXXX" 2>/dev/null || mktemp -d)
 export GPUSLICE_EMU_STATE=$tmp/emu.json
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null # serve stops its workers on SIGTERM
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap gs_stop_pids EXIT
 
 gs_grpc_proto "$py"
 "$bin" -q emu reset --emulate a100-40gb >/dev/null || { echo "FAIL: emu reset"; exit 1; }
