@@ -40,7 +40,7 @@ bench_wait_pool() {
   done
   [ "$(grep -c 'joined the pool' "$tmp/serve.out" || true)" -ge "$1" ] ||
     { echo "bench: serve did not start $1 workers:" >&2; cat "$tmp/serve.out" "$tmp/serve.err" >&2; exit 1; }
-  sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1
+  sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\), .*/\1/p' "$tmp/serve.out"
 }
 
 # The EXIT trap: stopped processes are continued so that they can die, serve

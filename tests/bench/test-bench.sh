@@ -163,7 +163,7 @@ src=${GS_SRC:-$here/../..}
 spid=$!
 pids+=($spid)
 for _ in $(seq 600); do [ "$(grep -c 'joined the pool' "$tmp/serve.out")" -ge 4 ] && break; sleep 0.1; done
-surl=http://127.0.0.1:$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/serve.out" | head -1)
+surl=http://127.0.0.1:$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\), .*/\1/p' "$tmp/serve.out")
 run serve --url "$surl" -m flower --concurrency-range 4 "${quick[@]}" -f "$tmp/serve.csv"
 check "through gpuslice serve: flower infers answered, no errors" \
   '[ "$(q $tmp/serve.json "s[\"requests_ok\"] > 0 and sum(s[\"errors\"].values()) == 0")" = True ]'

@@ -71,6 +71,18 @@ def port_of(path, what, secs=15):
     return int(m.group(1)) if m else None
 
 
+def serve_port(path, secs=15):
+    """The port of gpuslice serve's own "listening on 127.0.0.1:PORT, N
+    workers starting" line in the file at path (None if it never comes).
+    Workers whose output goes to the same file print "listening on
+    127.0.0.1:PORT" too, before or after serve's line: port_of(path,
+    "listening on") may name a worker's port."""
+    pat = r"^listening on 127\.0\.0\.1:(\d+), \d+ workers"
+    wait_for(lambda: re.search(pat, read(path), re.M), secs)
+    m = re.search(pat, read(path), re.M)
+    return int(m.group(1)) if m else None
+
+
 def http_status(port, path="/", timeout=60):
     """GET path on a new connection to 127.0.0.1:port: the answer's status,
     or the exception's repr when there is none."""

@@ -40,11 +40,11 @@ serve_pid=$!
 PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$tmp" <<'EOF' | tee "$tmp/py.out"
 import json, os, re, subprocess, sys, urllib.request
 import gstest
-from gstest import check, port_of, read, wait_for
+from gstest import check, port_of, read, wait_for, serve_port
 
 TMP = sys.argv[1]
 sout = os.path.join(TMP, "serve.out")
-hport, aport = port_of(sout, "listening on"), port_of(sout, "admin on")
+hport, aport = serve_port(sout), port_of(sout, "admin on")
 check("serve prints its ports", hport and aport, read(os.path.join(TMP, "serve.err")))
 
 def get(port, path):

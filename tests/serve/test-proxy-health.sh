@@ -38,12 +38,12 @@ serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 150 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import json, os, signal, sys, threading, time, urllib.request
-from gstest import check, finish, http_status, port_of, read, wait_for
+from gstest import check, finish, http_status, port_of, read, wait_for, serve_port
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 3, 30)
-PORT, ADMIN = port_of(OUT, "listening on"), port_of(OUT, "admin on")
+PORT, ADMIN = serve_port(OUT), port_of(OUT, "admin on")
 check("serve starts with 3 fake workers", ok and PORT and ADMIN, read(OUT) + read(TMP + "/serve.err"))
 if not (ok and PORT and ADMIN):
     finish()

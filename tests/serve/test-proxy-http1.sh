@@ -26,12 +26,12 @@ serve_pid=$!
 
 PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import os, re, signal, socket, sys, time
-from gstest import check, finish, port_of, read, wait_for
+from gstest import check, finish, read, wait_for, serve_port
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 ok = wait_for(lambda: "joined the pool" in read(OUT), 30)
-PORT = port_of(OUT, "listening on")
+PORT = serve_port(OUT)
 check("serve starts with the fake worker in its pool", ok and PORT,
       read(OUT) + read(TMP + "/serve.err"))
 if not (ok and PORT):

@@ -35,12 +35,12 @@ serve_pid=$!
 PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import os, select, signal, socket, sys, time
 import h2raw
-from gstest import check, finish, port_of, read, wait_for
+from gstest import check, finish, port_of, read, wait_for, serve_port
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-PORT, GPORT = port_of(OUT, "listening on"), port_of(OUT, "grpc on")
+PORT, GPORT = serve_port(OUT), port_of(OUT, "grpc on")
 check("serve starts with 2 workers and both listeners", ok and PORT and GPORT,
       read(OUT) + read(TMP + "/serve.err"))
 if not (ok and PORT and GPORT):

@@ -30,14 +30,14 @@ serve_pid=$!
 PYTHONPATH="$src/tests/lib" timeout 150 "$py" - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import os, resource, selectors, signal, socket, sys, threading, time
 import grpc
-from gstest import check, finish, http_status, port_of, read, wait_for
+from gstest import check, finish, http_status, port_of, read, wait_for, serve_port
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
 OUT = TMP + "/serve.out"
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-PORT, GPORT = port_of(OUT, "listening on"), port_of(OUT, "grpc on")
+PORT, GPORT = serve_port(OUT), port_of(OUT, "grpc on")
 check("serve starts with 2 workers", ok and PORT and GPORT, read(OUT) + read(TMP + "/serve.err"))
 if not (ok and PORT and GPORT):
     finish()

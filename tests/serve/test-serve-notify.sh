@@ -79,7 +79,8 @@ def serve(mgr, name, watchdog_usec):
 
 
 def port(name):
-    m = re.search(r"^listening on 127\.0\.0\.1:(\d+)", read(TMP + "/" + name + ".out"), re.M)
+    m = re.search(r"^listening on 127\.0\.0\.1:(\d+), \d+ workers", read(TMP + "/" + name + ".out"),
+                  re.M)
     return int(m.group(1)) if m else 0
 
 
