@@ -30,6 +30,13 @@
 #define STREAM_WINDOW (1 << 20)
 #define CONN_WINDOW (16 << 20)
 
+/* Floods nghttp2 ends the session for (docs/proxy.md): RST_STREAMs taken at
+ * once, then per second (rapid reset); SETTINGS and PING ACKs queued for a
+ * client that does not read them; CONTINUATION frames after one HEADERS.
+ * They are the library's defaults since Debian's security fixes, set here so
+ * that they stay ours whatever those become. */
+enum { RESET_BURST = 1000, RESET_RATE = 33, MAX_UNREAD_ACKS = 1000, MAX_CONTINUATIONS = 8 };
+
 enum { ST_DEADLINE_EXCEEDED = 4, ST_RESOURCE_EXHAUSTED = 8, ST_INTERNAL = 13 };
 
 struct gs_h2_server {
@@ -779,6 +786,9 @@ static int session_new(struct gs_h2_conn *c)
   nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
   nghttp2_option_set_no_auto_window_update(opt, 1);
+  nghttp2_option_set_stream_reset_rate_limit(opt, RESET_BURST, RESET_RATE);
+  nghttp2_option_set_max_outbound_ack(opt, MAX_UNREAD_ACKS);
+  nghttp2_option_set_max_continuations(opt, MAX_CONTINUATIONS);
   rc = nghttp2_session_server_new2(&c->ng, cb, c, opt);
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);

@@ -11,7 +11,7 @@ import struct
 import time
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 3, 4, 6, 7, 8
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0, 1, 3, 4, 6, 7, 8, 9
 END_STREAM, ACK, END_HEADERS = 1, 1, 4
 SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_INITIAL_WINDOW_SIZE = 3, 4
 SVC = "/inference.GRPCInferenceService/"
@@ -72,7 +72,8 @@ class Conn:
         self.server_settings = {}
         self.answered = set()  # streams with a HEADERS frame from the server
         self.reset = {}        # stream -> RST_STREAM error code
-        self.goaway = None
+        self.goaway = None       # GOAWAY's error code
+        self.goaway_last = None  # and the last stream id it says the server took
         self.closed = False
         if preface:
             self.send(PREFACE + settings())
@@ -142,7 +143,8 @@ class Conn:
         elif ftype == RST_STREAM:
             self.reset[sid] = struct.unpack(">I", payload)[0]
         elif ftype == GOAWAY:
-            self.goaway = struct.unpack(">II", payload[:8])[1]
+            last, self.goaway = struct.unpack(">II", payload[:8])
+            self.goaway_last = last & 0x7fffffff
         elif ftype == PING and not flags & ACK:
             self.send(frame(PING, ACK, 0, payload))
 
