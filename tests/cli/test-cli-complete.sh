@@ -8,8 +8,10 @@
 # another user's; a missing jobs directory offers none and stays missing);
 # files where a file goes. Called as bash
 # calls it: COMP_WORDS/COMP_CWORD set, then the function `complete -p` names.
-# Also zsh's script, when zsh is installed: it loads and its answers are
-# "word:description" lines.
+# Also zsh's script, when zsh is installed: it loads, its answers are
+# "word:description" lines, and at an interactive zsh (zsh/zpty) TAB
+# completes verbs, profiles of the selected GPU, choices, files and the
+# command after --, and lists profiles with their descriptions.
 set -uo pipefail
 
 bin=${GS_BIN:-$(dirname "$0")/../../build/gpuslice}
@@ -158,7 +160,34 @@ out=$("$bin" complete --shell zsh -- gi create 1g.5)
 case "$out" in *"1g.5gb:profile 19 on a100-40gb"*) ok ;; *) fail "zsh's lines: '$out'" ;; esac
 if command -v zsh >/dev/null; then
   if zsh -n "$src/deploy/completion/_gpuslice"; then ok; else fail "_gpuslice does not parse in zsh"; fi
+  # At an interactive zsh (tests/lib/zsh-complete.zsh types the keys): what
+  # TAB puts on the command line, and the listing with descriptions.
+  z=$tmp/zsh
+  mkdir -p "$z/bin" && : >"$z/layout.yaml" && printf '#!/bin/sh\n' >"$z/bin/zzgs-worker" &&
+    chmod +x "$z/bin/zzgs-worker"
+  tab=$'\t'
+  zsh -f "$src/tests/lib/zsh-complete.zsh" "$src/deploy/completion" "$(dirname "$bin"):$z/bin" \
+    "$z/lines" "gpuslice gi cre$tab" "gpuslice gi create -i 1 1g.10gb+$tab" \
+    "gpuslice gi create 1g.5$tab$tab" "gpuslice --log-format js$tab" \
+    "gpuslice apply -f $z/lay$tab" "gpuslice serve -- zzgs-wor$tab"
+  rc=$?
+  mapfile -t zl <"$z/lines"
+  zline() { # zline N EXPECTED WHAT
+    if [ "${zl[$1]-}" = "$2" ]; then ok; else fail "zsh: $3: the line is '${zl[$1]-}', not '$2'"; fi
+  }
+  [ "$rc" = 0 ] && ok || fail "zsh-complete.zsh exited $rc (2: no zsh/zpty; 1: a line never came)"
+  zline 0 "gpuslice gi create " "a verb"
+  zline 1 "gpuslice gi create -i 1 1g.10gb+me " "a profile of the GPU -i selects (H100)"
+  zline 2 "gpuslice gi create 1g.5gb" "two profiles: their common part"
+  zline 3 "gpuslice --log-format json " "a fixed choice"
+  zline 4 "gpuslice apply -f $z/layout.yaml " "a file"
+  zline 5 "gpuslice serve -- zzgs-worker " "a command after --"
+  listing=$(tr -d '\r' <"$z/lines.tty" 2>/dev/null)
+  if grep -Eq '1g\.5gb\+me +-- profile 20 on a100-40gb' <<<"$listing" &&
+    ! grep -q 'h100' <<<"$listing"; then ok; else
+    fail "zsh: the second TAB's listing lacks '1g.5gb+me -- profile 20 on a100-40gb' (or names h100)"
+  fi
 else
-  echo "skip: zsh is not installed (the zsh script's syntax is not checked)"
+  echo "skip: zsh is not installed (the zsh script is not checked)"
 fi
 summary
