@@ -13,7 +13,9 @@
  * only up to that length. Bytes that are not held (a refused stream's) are consumed at once. A
  * client that sends no preface and SETTINGS, or no whole message, within the read timeout is cut
  * off; so is a connection idle past the idle timeout, and the oldest idle one when the connection
- * limit is full. */
+ * limit is full. A streaming call's handler may hold its input back (no window given back).
+ * limit: about 1,020 lines: connections, calls and nghttp2's callbacks share three private
+ * structs; splitting needs an h2_internal.h (as http_internal.h is for HTTP/1), left for later. */
 #include "net/internal.h"
 
 #include <errno.h>
@@ -94,7 +96,9 @@ struct gs_h2_call {
   size_t pfx_len;
   uint8_t *in;         /* the framed message, need bytes reserved */
   size_t in_len, need;
-  size_t granted;      /* stream window given back so far (the prefix's bytes too) */
+  size_t granted;      /* of the message's bytes, those counted in ungiven (the prefix's too) */
+  size_t ungiven;      /* bytes taken but not yet given back to the stream's window */
+  bool held_back;      /* gs_h2_call_hold_input: ungiven waits */
   struct gs_net_budget *budget; /* where need was taken from (0 taken: NULL) */
   uint8_t *out; /* the answer's DATA: 5-byte prefixes + messages, from out_off */
   size_t out_len, out_off, out_cap;
@@ -469,14 +473,23 @@ static void deliver(struct gs_h2_call *k)
   k->granted = 0;
 }
 
+/* The bytes k took go back to its stream's window; nghttp2 sends the
+ * update once half the window is consumed. */
+static void give_window(struct gs_h2_call *k)
+{
+  if (k->ungiven && k->conn)
+    nghttp2_session_consume_stream(k->conn->ng, k->id, k->ungiven);
+  k->ungiven = 0;
+}
+
 /* Takes len bytes of k's message (a unary call is refused if they pass its
  * length; a streaming call's next message begins after it). Window is
  * granted back for the bytes taken, and for nothing else: they are held
- * under the reservation. nghttp2 sends the update once half the stream's
- * window is consumed, so the client always has room to go on; what it may
- * send beyond the message (at most the window given up front) is never
- * held. A streaming call's message must be whole within the read timeout
- * of its first byte; between messages it may wait. */
+ * under the reservation; a streaming call whose handler holds its input
+ * back gets none until it lets go. The client always has room to go on
+ * otherwise; what it may send beyond the message (at most the window given
+ * up front) is never held. A streaming call's message must be whole within
+ * the read timeout of its first byte; between messages it may wait. */
 static void take_data(struct gs_h2_call *k, const uint8_t *data, size_t len)
 {
   while (len > 0 && !k->replied && !k->told_end) {
@@ -503,8 +516,10 @@ static void take_data(struct gs_h2_call *k, const uint8_t *data, size_t len)
     memcpy(k->in + k->in_len, data, n);
     k->in_len += n;
     data += n, len -= n;
-    nghttp2_session_consume_stream(k->conn->ng, k->id, k->in_len - k->granted);
+    k->ungiven += k->in_len - k->granted;
     k->granted = k->in_len;
+    if (!k->held_back)
+      give_window(k);
     if (k->kind == GS_H2_STREAM && k->in_len == k->need)
       deliver(k);
   }
@@ -672,6 +687,15 @@ void gs_h2_call_bind(struct gs_h2_call *call, void *user)
 void gs_h2_call_on_sent(struct gs_h2_call *call, void (*fn)(void *user, size_t n))
 {
   call->on_sent = fn;
+}
+
+void gs_h2_call_hold_input(struct gs_h2_call *k, bool hold)
+{
+  k->held_back = hold;
+  if (hold || !k->ungiven || !k->conn)
+    return;
+  give_window(k);
+  conn_schedule(k->conn); /* the WINDOW_UPDATE */
 }
 
 /* Appends one length-prefixed message to k's answer bytes. */

@@ -257,6 +257,8 @@ static int send_body(nghttp2_session *ng, nghttp2_frame *f, const uint8_t *head,
   rc = gs__h2_out_add_data(&c->out, head, len ? s->body + s->sent : NULL, len);
   if (rc == 0)
     s->sent += len;
+  if (rc == 0 && len && s->streamed && s->call && c->ops->drained)
+    c->ops->drained(s->call, s->len - s->sent);
   return rc;
 }
 
@@ -471,6 +473,12 @@ int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size
   (void)nghttp2_session_resume_data(c->ng, id);
   gs_net_loop_defer(c->loop, &c->flush);
   return 0;
+}
+
+size_t gs_h2_client_unsent(struct gs_h2_client *c, int32_t id)
+{
+  struct stream *s = c->dead ? NULL : find(c, id);
+  return s && s->streamed ? s->len - s->sent : 0;
 }
 
 void gs_h2_client_consume(struct gs_h2_client *c, int32_t id, size_t n)

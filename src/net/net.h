@@ -441,6 +441,12 @@ void gs_h2_call_bind(struct gs_h2_call *call, void *user);
  * the client's flow control let them go. Called from within the server's
  * sending: fn must not touch this call (nor its server). */
 void gs_h2_call_on_sent(struct gs_h2_call *call, void (*fn)(void *user, size_t n));
+/* A streaming call's input held back (hold) or let go: while held, the
+ * bytes taken are not given back to its stream's window, so the client
+ * stops once the window is used up (what it sent meanwhile, at most the
+ * 1 MiB stream window, is still delivered). Backpressure for a handler
+ * whose next hop takes the messages slower than they come. */
+void gs_h2_call_hold_input(struct gs_h2_call *call, bool hold);
 
 /* ---- HTTP/2 client (h2_client.c) ---- */
 
@@ -465,6 +471,10 @@ struct gs_h2_client_ops {
   void (*closed)(void *call, uint32_t code);
   /* Optional (NULL: none): the request's last byte went into a frame. */
   void (*sent)(void *call);
+  /* Optional (NULL: none): bytes of a streamed request went into frames
+   * (the server's window let them go); unsent are left. Called from within
+   * the client's sending: it must not call the client. */
+  void (*drained)(void *call, size_t unsent);
   /* The connection ended (after closed() for each of its calls); the owner
    * frees the client, here or later. */
   void (*dead)(void *ctx, const char *why);
@@ -495,6 +505,9 @@ int32_t gs_h2_client_stream(struct gs_h2_client *c, const struct gs_http_header 
 /* Appends len bytes (copied) to stream id's body; end: the body ends after
  * them. 0, or GS_E_IO (no such open stream, or already ended), GS_E_NO_MEMORY. */
 int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size_t len, bool end);
+/* Bytes of streamed call id's body not yet in frames: waiting for the
+ * server's window (0: none, or no such call). */
+size_t gs_h2_client_unsent(struct gs_h2_client *c, int32_t id);
 /* Gives n answer bytes of streamed call id back to its window (the owner is
  * done with them); nothing for another call, or one closed. */
 void gs_h2_client_consume(struct gs_h2_client *c, int32_t id, size_t n);

@@ -44,6 +44,7 @@ struct gs__grpc_upcall {
   void (*header)(void *call, const char *name, size_t nl, const char *value, size_t vl);
   bool (*data)(void *call, const uint8_t *data, size_t len);
   void (*closed)(void *call, uint32_t code);
+  void (*drained)(void *call, size_t unsent); /* a stream's: its requests went on */
 };
 
 /* Worker w's connection, opened when there is none (or its port changed);

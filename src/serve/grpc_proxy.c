@@ -256,8 +256,15 @@ static void on_closed(void *call, uint32_t code)
   ((struct gs__grpc_upcall *)call)->closed(call, code);
 }
 
-static const struct gs_h2_client_ops up_ops = {
-    .header = on_header, .data = on_data, .closed = on_closed, .dead = up_dead};
+/* Only streamed calls have requests sent in pieces. */
+static void on_drained(void *call, size_t unsent)
+{
+  ((struct gs__grpc_upcall *)call)->drained(call, unsent);
+}
+
+static const struct gs_h2_client_ops up_ops = {.header = on_header, .data = on_data,
+                                               .closed = on_closed, .drained = on_drained,
+                                               .dead = up_dead};
 
 static struct upsess *up_new(struct gs_proxy_grpc *g, size_t w, unsigned port)
 {
@@ -407,7 +414,7 @@ static void handle(void *ctx, struct gs_h2_call *client, const struct gs_h2_requ
     gs_h2_call_reply(client, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory");
     return;
   }
-  c->cb = (struct gs__grpc_upcall){up_header, up_data, up_closed};
+  c->cb = (struct gs__grpc_upcall){up_header, up_data, up_closed, NULL};
   c->g = g;
   c->client = client;
   c->start_us = now;

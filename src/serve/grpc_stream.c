@@ -7,13 +7,20 @@
  * its body streamed). The worker's status ends the client's stream; the
  * worker's death (its connection lost, its stream reset) ends it with
  * UNAVAILABLE. No retry: a stream's requests may have been answered
- * already. Knows the pool only through internal.h. */
+ * already. Backpressure both ways: the worker's answers follow the
+ * client's reading, the client's requests the worker's taking (past
+ * PACE_HIGH bytes the worker's window has not let go, the client's stream
+ * gets no more window until they are down to PACE_LOW). Knows the pool
+ * only through internal.h. */
 #include "serve/grpc_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define PACE_HIGH (1u << 20) /* the worker's stream window */
+#define PACE_LOW (256u << 10)
 
 struct gstream {
   struct gs__grpc_upcall cb; /* first: what its worker connection tells it */
@@ -32,6 +39,7 @@ struct gstream {
   size_t owed;       /* requests sent to the worker minus answers from it */
   size_t held;   /* the worker's bytes not yet given back to its stream window */
   size_t queued; /* forwarded bytes the client's flow control has not let go yet */
+  bool holding;  /* the client's requests held back: the worker's window is full */
   bool have_status;
   int status;
   char message[256];
@@ -178,6 +186,16 @@ static bool up_data(void *call, const uint8_t *data, size_t len)
   return true;
 }
 
+/* The worker's window let some of the stream's requests go. */
+static void up_drained(void *call, size_t unsent)
+{
+  struct gstream *s = call;
+  if (s->holding && unsent <= PACE_LOW) {
+    s->holding = false;
+    gs_h2_call_hold_input(s->client, false);
+  }
+}
+
 static void up_closed(void *call, uint32_t code)
 {
   struct gstream *s = call;
@@ -209,7 +227,7 @@ static void open_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
     gs_h2_call_reply(client, ST_RESOURCE_EXHAUSTED, NULL, 0, "out of memory (a new stream)");
     return;
   }
-  *s = (struct gstream){.cb = {up_header, up_data, up_closed}, .g = g, .client = client,
+  *s = (struct gstream){.cb = {up_header, up_data, up_closed, up_drained}, .g = g, .client = client,
                         .start_us = now};
   if ((rc = gs__proxy_acquire(g->p, SIZE_MAX, &s->w, &s->trial)) != 0) {
     gs__proxy_error(g->p);
@@ -277,5 +295,9 @@ void gs__grpc_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
   if (req->msg) {
     s->owed++;
     idle_rearm(s);
+  }
+  if (s->sid > 0 && !s->holding && gs_h2_client_unsent(s->up->h2, s->sid) > PACE_HIGH) {
+    s->holding = true;
+    gs_h2_call_hold_input(s->client, true);
   }
 }

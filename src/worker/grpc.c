@@ -47,11 +47,22 @@ struct pending {
   size_t len;
 };
 
+/* A stream's client is held back (its window not given back) while this
+ * many of its requests wait for their turn or their answers for its
+ * reading: what a client sends faster than the slice computes, or reads
+ * slower, waits in the client, not here. */
+#define STREAM_AHEAD 64
+#define STREAM_OUT_MAX (1u << 20)
+
 /* One ModelStreamInfer call: its requests answered one by one, in order. */
 struct stream {
   struct gs_grpc_server *g;
   struct gs_h2_call *call;
   struct pending *head, *tail;
+  size_t waiting;  /* requests taken and not yet answered */
+  size_t unread;   /* answer bytes queued that the client's window has not let go */
+  bool holding;    /* the client's input held back (stream_pace) */
+  struct gs_net_defer pace; /* stream_pace after the client read (on_sent) */
   uint64_t timer; /* the call's grpc-timeout: the whole stream ends then */
   bool ended;  /* the client half-closed */
   bool failed; /* out of memory: later requests are dropped, the end says so */
@@ -462,6 +473,31 @@ static void model_infer(struct gs_grpc_server *g, struct gs_h2_call *call,
 
 /* ---- ModelStreamInfer ---- */
 
+/* Holds the client's input back while too much of it waits here. */
+static void stream_pace(struct stream *st)
+{
+  bool hold = st->waiting >= STREAM_AHEAD || st->unread >= STREAM_OUT_MAX;
+  if (hold != st->holding) {
+    st->holding = hold;
+    gs_h2_call_hold_input(st->call, hold);
+  }
+}
+
+static void on_pace(struct gs_net_defer *d)
+{
+  stream_pace(GS_CONTAINER_OF(d, struct stream, pace));
+}
+
+/* The client's window let n answer bytes go (from within the server's
+ * sending: the call is left alone until the turn's end). */
+static void stream_sent(void *user, size_t n)
+{
+  struct stream *st = user;
+  st->unread -= n < st->unread ? n : st->unread;
+  if (st->holding)
+    gs_net_loop_defer(st->g->loop, &st->pace);
+}
+
 /* Sends the answers that are ready, in order; once the client half-closed
  * and none is left, the call ends (with the status its input broke with). */
 static void stream_flush(struct stream *st)
@@ -471,9 +507,10 @@ static void stream_flush(struct stream *st)
     st->head = p->next;
     if (!st->head)
       st->tail = NULL;
-    if (p->resp)
-      (void)gs_h2_call_send(st->call, p->resp, p->len); /* a client gone: dropped */
-    else
+    st->waiting--;
+    if (p->resp && gs_h2_call_send(st->call, p->resp, p->len) == 0) /* a client gone: dropped */
+      st->unread += 5 + p->len;
+    else if (!p->resp)
       stream_fail(st, ST_RESOURCE_EXHAUSTED, "out of memory (answering a request)");
     free(p->resp);
     free(p);
@@ -481,9 +518,13 @@ static void stream_flush(struct stream *st)
   if (st->ended && !st->head) {
     if (st->timer)
       gs_net_loop_timer_del(st->g->loop, st->timer);
+    gs_net_loop_undefer(st->g->loop, &st->pace);
+    gs_h2_call_on_sent(st->call, NULL); /* what is still queued goes out after st */
     gs_h2_call_reply(st->call, st->status, NULL, 0, st->why);
     free(st);
+    return;
   }
+  stream_pace(st);
 }
 
 static void on_stream_computed(void *ctx, bool ok, uint64_t queue_us, uint64_t compute_us)
@@ -512,6 +553,8 @@ static void stream_drop(struct stream *st, int status, const char *why)
     free(p->resp);
     free(p);
   }
+  gs_net_loop_undefer(st->g->loop, &st->pace);
+  gs_h2_call_on_sent(st->call, NULL);
   gs_h2_call_reply(st->call, status, NULL, 0, why);
   free(st);
 }
@@ -552,6 +595,8 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
       return;
     }
     st->g = g, st->call = call, gs_h2_call_bind(call, st);
+    st->pace.fn = on_pace;
+    gs_h2_call_on_sent(call, stream_sent);
     if (req->deadline_us) {
       uint64_t now = gs_net_loop_now_us();
       st->timer = gs_net_loop_timer_add(g->loop, req->deadline_us > now ? req->deadline_us - now
@@ -566,6 +611,7 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
   }
   p->g = g;
   p->s = st;
+  st->waiting++;
   if (st->tail)
     st->tail->next = p;
   else
@@ -577,7 +623,9 @@ static void model_stream(struct gs_grpc_server *g, struct gs_h2_call *call,
       pack_error("", "out of memory", p);
     p->ready = true;
     stream_flush(st);
+    return;
   }
+  stream_pace(st);
 }
 
 /* ---- dispatch ---- */
