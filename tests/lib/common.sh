@@ -123,6 +123,26 @@ gs_serve_test() {
   trap serve_cleanup EXIT
 }
 
+# gs_serve_grpc [SERVE-OPTION...]: a fresh emulated A100 carved as two
+# 3g.20gb slices and, in the background ($serve_pid, output in
+# $tmp/serve.out and serve.err), serve in front of an emulated worker on
+# each, with HTTP and gRPC listeners on ports of the kernel's choice, one
+# thread and the options given.
+gs_serve_grpc() {
+  gs_emu_layout all-3g.20gb
+  "$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen off \
+    --ephemeral-ports --threads 1 "$@" -- "$bin" worker --listen '127.0.0.1:{port}' \
+    --grpc-listen '127.0.0.1:{grpc_port}' --profile '{profile}' >"$tmp/serve.out" 2>"$tmp/serve.err" &
+  serve_pid=$!
+}
+
+# gs_asan: 1 when $bin is an AddressSanitizer build (its shadow memory and
+# quarantine are most of its RSS, so memory bounds are not checked), else 0.
+# Not `ldd | grep -q`: under pipefail, grep's early exit can fail ldd (SIGPIPE).
+gs_asan() {
+  case "$(ldd "$bin" 2>/dev/null)" in *libasan*) echo 1 ;; *) echo 0 ;; esac
+}
+
 # serve_cleanup: the serve tests' EXIT trap: a serve still running
 # ($serve_pid) is killed, its stopped workers continued so that they can
 # exit; then $tmp goes.

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """gstest.py: helpers the Python parts of the bash tests share (counted
-checks, polling, process liveness from /proc, the "<what> 127.0.0.1:PORT"
-start-up lines). Standard library only, so it runs under any python3,
+checks, polling, process liveness and memory from /proc, the "<what>
+127.0.0.1:PORT" start-up lines). Standard library only, so it runs under any python3,
 including Debian's /usr/bin/python3 that test-grpc.sh needs for grpcio."""
 import http.client
 import queue
@@ -81,6 +81,29 @@ def serve_port(path, secs=15):
     wait_for(lambda: re.search(pat, read(path), re.M), secs)
     m = re.search(pat, read(path), re.M)
     return int(m.group(1)) if m else None
+
+
+def vm_bytes(pid, field):
+    """A /proc/PID/status memory field (VmRSS, VmHWM...) in bytes; 0 if gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def check_peak_rss(pid, asan, what, mb=100):
+    """Prints process pid's peak RSS (VmHWM) over what came before and
+    checks it is under mb MB, unless asan (an AddressSanitizer build)."""
+    hwm = vm_bytes(pid, "VmHWM")
+    print("serve's peak RSS (VmHWM) %s: %d MB" % (what, hwm >> 20))
+    if asan:
+        print("(AddressSanitizer build: the %d MB bound is not checked)" % mb)
+    else:
+        check("serve's peak RSS stays under %d MB" % mb, hwm < mb * 1000 * 1000, hwm)
 
 
 def http_status(port, path="/", timeout=60):

@@ -24,30 +24,18 @@ py=/usr/bin/python3 # Debian's, where python3-grpcio lives
 gs_serve_test grpc-floods
 
 gs_need_grpcio "$py"
-asan=0
-case "$(ldd "$bin" 2>/dev/null)" in *libasan*) asan=1 ;; esac
-gs_emu_layout all-3g.20gb
-"$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen off \
-  --ephemeral-ports --threads 1 -- "$bin" worker --listen '127.0.0.1:{port}' \
-  --grpc-listen '127.0.0.1:{grpc_port}' --profile '{profile}' >"$tmp/serve.out" 2>"$tmp/serve.err" &
-serve_pid=$!
+asan=$(gs_asan)
+gs_serve_grpc
 
 PYTHONPATH="$src/tests/lib" timeout 200 "$py" - "$serve_pid" "$tmp" "$asan" <<'EOF' | tee "$tmp/py.out"
 import os, signal, socket, struct, sys, threading, time
 import grpc
 import h2raw
 from h2raw import frame
-from gstest import check, finish, port_of, read, wait_for
+from gstest import check, check_peak_rss, finish, port_of, read, wait_for
 
 SERVE, TMP, ASAN = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 OUT = TMP + "/serve.out"
-
-def status(field):
-    with open("/proc/%d/status" % SERVE) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
 GPORT = port_of(OUT, "grpc on")
@@ -162,12 +150,7 @@ check("during an empty DATA flood honest calls answer (each within 5 s)",
       codes and all(x == grpc.StatusCode.OK for x in codes) and lat[-1] < 5, (codes, lat[-3:]))
 
 ch.close()
-hwm = status("VmHWM")
-print("serve's peak RSS (VmHWM) over every flood: %d MB" % (hwm >> 20))
-if ASAN:
-    print("(AddressSanitizer build: the 100 MB bound is not checked)")
-else:
-    check("serve's peak RSS stays under 100 MB", hwm < 100 * 1000 * 1000, hwm)
+check_peak_rss(SERVE, ASAN, "over every flood")
 os.kill(SERVE, signal.SIGTERM)
 finish()
 EOF

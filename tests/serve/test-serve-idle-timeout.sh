@@ -26,11 +26,7 @@ rc=$?
 [ "$rc" = 2 ] && case "$out" in *--idle-timeout*) true ;; *) false ;; esac && ok ||
   fail "--idle-timeout 0: exit $rc, '$out'"
 
-gs_emu_layout all-3g.20gb
-"$bin" -q serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 --admin-listen off \
-  --ephemeral-ports --threads 1 --idle-timeout 1s -- "$bin" worker --listen '127.0.0.1:{port}' \
-  --grpc-listen '127.0.0.1:{grpc_port}' --profile '{profile}' >"$tmp/serve.out" 2>"$tmp/serve.err" &
-serve_pid=$!
+gs_serve_grpc --idle-timeout 1s
 
 PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import os, select, signal, socket, sys, time
