@@ -3,11 +3,11 @@
 # test-grpc-stream-flow.sh: a gRPC stream through serve obeys flow control
 # both ways (issue 20; issue 14: no client exhausts a daemon). A client
 # (HTTP/2 frames by hand, tests/lib/h2raw.py, the default 64 KiB windows)
-# sends 4,000 ModelStreamInfer requests (18 MB) on one stream as fast as
+# sends 6,000 ModelStreamInfer requests (28 MB) on one stream as fast as
 # its window allows and reads nothing: it is held back after less than half
 # (the worker holds its input once 64 requests wait or 1 MiB of answers is
 # unread; serve holds the client's once 1 MiB waits for the worker's
-# window), and neither serve's nor the worker's resident memory grows by 5
+# window), and neither serve's nor the worker's resident memory grows by 8
 # MiB; serve passes on no more answers than the client's window. Then the
 # client reads: every request goes, every answer comes back in order, and
 # the stream ends with trailers. Ends with "N passed, N failed".
@@ -52,7 +52,7 @@ from gstest import check, port_of, read, wait_for
 import inference_pb2 as pb
 
 TMP, SERVE = sys.argv[1], int(sys.argv[2])
-N = 4000
+N = 6000
 gport, aport = port_of(os.path.join(TMP, "serve.out"), "grpc on"), port_of(os.path.join(TMP, "serve.out"), "admin on")
 check("serve prints its gRPC and admin ports", gport and aport, read(os.path.join(TMP, "serve.err")))
 
@@ -128,9 +128,11 @@ print("with no answer read: %d of %d request bytes taken (%d requests computed);
       peak / 1048576, wbefore / 1048576, wpeak / 1048576))
 check("a client that sends %d requests (%d bytes) unpaced and reads nothing is held back "
       "(at most half taken)" % (N, total), 0 < sent < total // 2, (sent, total, c.reset, c.closed))
-check("serve's memory grows by less than 5 MiB meanwhile", peak - before < 5 << 20,
+# what each may hold by design: about 1 MiB of requests in each window and
+# wait, 1 MiB of answers, the allocators' slack (more under ASan)
+check("serve's memory grows by less than 8 MiB meanwhile", peak - before < 8 << 20,
       "grew %.1f MiB (from %.1f MiB)" % ((peak - before) / 1048576, before / 1048576))
-check("the worker's memory grows by less than 5 MiB meanwhile", wpeak - wbefore < 5 << 20,
+check("the worker's memory grows by less than 8 MiB meanwhile", wpeak - wbefore < 8 << 20,
       "grew %.1f MiB (from %.1f MiB)" % ((wpeak - wbefore) / 1048576, wbefore / 1048576))
 got = len(c.body)
 check("the client received at most about its 64 KiB window meanwhile", got <= 65535 + 16384, got)
