@@ -893,12 +893,11 @@ static int load_intervals(struct gs_err *err, struct bench_opts *o, double **gap
   if (o->cfg.binary || o->cfg.threshold_us > 0)
     return cli_usage("--request-intervals %s: one level (the file's rate), so no "
                      "--latency-threshold or --binary-search", o->intervals);
-  if ((rc = gs_file_read(err, o->intervals, 256u << 20, &text, &len)) != 0 ||
-      (rc = gs_bench_intervals_parse(err, o->intervals, text, len, gaps, &o->cfg.nintervals)) != 0) {
-    free(text);
-    return cli_bench_fail(err);
-  }
+  if ((rc = gs_file_read(err, o->intervals, 256u << 20, &text, &len)) == 0)
+    rc = gs_bench_intervals_parse(err, o->intervals, text, len, gaps, &o->cfg.nintervals);
   free(text);
+  if (rc)
+    return cli_bench_fail(err);
   o->cfg.dist = GS_BENCH_CUSTOM;
   o->cfg.intervals_ns = *gaps;
   o->cfg.start = o->cfg.end = gs_bench_intervals_rate(*gaps, o->cfg.nintervals);

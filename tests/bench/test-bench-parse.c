@@ -231,7 +231,8 @@ static void request_intervals(void **state)
       {"  \n\n", "iv.txt: no intervals"}, {"0\n0\n", "add up to 0"},
       {"12ms\n", "iv.txt:1: '12ms'"},     {"inf", "iv.txt:1: 'inf'"}};
   (void)state;
-  assert_int_equal(gs_bench_intervals_parse(&err, "iv.txt", "2000\n18000 0.5\r\n\n7", 20, &g, &n), 0);
+  const char *good = "2000\n18000 0.5\r\n\n7";
+  assert_int_equal(gs_bench_intervals_parse(&err, "iv.txt", good, strlen(good), &g, &n), 0);
   assert_int_equal(n, 4);
   assert_true(g[0] == 2e6 && g[1] == 18e6 && g[2] == 500 && g[3] == 7000);
   assert_true(fabs(gs_bench_intervals_rate(g, n) - 4e9 / 20007500) < 1e-9);

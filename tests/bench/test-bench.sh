@@ -77,8 +77,18 @@ run intervals --url "$url" --http-path /arrivals --request-intervals "$tmp/iv.tx
   --request-count 120 --connections 8 --threads 2 -s 1000
 check "--request-intervals: one step at the file's rate, 100/s, 120 requests" \
   '[ "$(q $tmp/intervals.json "s[\"level\"] == 100 and d[\"distribution\"] == \"intervals\" and s[\"requests_ok\"] == 120")" = True ]'
-check "--request-intervals: the server's gaps alternate short and long (medians of each half under 7 ms and over 13 ms)" \
-  '[ "$(python3 -c "import json,sys,urllib.request as u; t=json.load(u.urlopen(sys.argv[1])); g=sorted(b-a for a,b in zip(t,t[1:])); h=len(g)//2; print(len(g)>=110 and g[h//2]<0.007 and g[h+h//2]>0.013)" "$url/arrivals-report")" = True ]'
+# gaps_alternate: at least 110 gaps between the server's /arrivals, the
+# shorter half's median under 7 ms and the longer half's over 13 ms.
+gaps_alternate() {
+  python3 - "$url/arrivals-report" <<'PY'
+import json, sys, urllib.request
+t = json.load(urllib.request.urlopen(sys.argv[1]))
+g = sorted(b - a for a, b in zip(t, t[1:]))
+h = len(g) // 2
+sys.exit(0 if len(g) >= 110 and g[h // 2] < 0.007 and g[h + h // 2] > 0.013 else 1)
+PY
+}
+check "--request-intervals: the server's gaps alternate short and long (2 ms, 18 ms)" gaps_alternate
 printf '1000\nfast\n' >"$tmp/iv-bad.txt"
 run intervals-bad --url "$url" --http-path /arrivals --request-intervals "$tmp/iv-bad.txt"
 check "--request-intervals with a word that is no number: exit 2 naming the file, line and word" \
