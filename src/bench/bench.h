@@ -130,7 +130,18 @@ void gs_bench_gpus_merge(struct gs_bench_gpus *dst, const struct gs_bench_gpus *
 /* ---- the run ---- */
 
 enum gs_bench_mode { GS_BENCH_CLOSED, GS_BENCH_OPEN };
-enum gs_bench_dist { GS_BENCH_CONSTANT, GS_BENCH_POISSON };
+/* Open-loop arrivals: evenly spaced, Poisson, or at the gaps of a
+ * --request-intervals file (intervals_ns, in order, repeated). */
+enum gs_bench_dist { GS_BENCH_CONSTANT, GS_BENCH_POISSON, GS_BENCH_CUSTOM };
+
+/* perf_analyzer's --request-intervals file (intervals.c): microseconds
+ * between successive requests, white-space separated, into *gaps_ns
+ * (nanoseconds; the caller frees it). A refusal names the file and line. */
+#define GS_BENCH_MAX_INTERVALS 10000000u
+int gs_bench_intervals_parse(struct gs_err *err, const char *name, const char *text, size_t len,
+                             double **gaps_ns, size_t *n);
+/* The request rate they make: requests per second, on average. */
+double gs_bench_intervals_rate(const double *gaps_ns, size_t n);
 
 /* Failures by kind; each request counts once, as a success or one of these. */
 #define GS_BENCH_ERROR_MAP(X)                                                  \
@@ -188,6 +199,8 @@ struct gs_bench_config {
   double stability_pct;       /* latency figure stabilised: 0 = average, else that percentile */
   unsigned request_timeout_ms; /* 0: 30000 */
   uint64_t seed;              /* Poisson arrivals */
+  const double *intervals_ns; /* GS_BENCH_CUSTOM: the gaps, in order, repeated */
+  size_t nintervals;
   /* Server metrics (Triton's /metrics) read around each window; NULL: none. */
   const struct gs_bench_url *metrics_url;
   const char *metrics_path;

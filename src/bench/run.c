@@ -116,6 +116,8 @@ struct worker {
   struct stats *cur;       /* under mu */
   /* open loop */
   double gap_ns;           /* mean time between this thread's requests */
+  size_t iv_next;          /* GS_BENCH_CUSTOM: this thread's next arrival's gap */
+  unsigned stride;         /* and the threads that share the arrivals (each takes every n-th) */
   double next_ns;          /* the next intended send time */
   uint64_t rng;
   uint64_t *backlog;
@@ -423,9 +425,16 @@ static void issue(struct worker *w)
 
 static double next_gap(struct worker *w)
 {
-  double u;
-  if (w->cfg->dist == GS_BENCH_CONSTANT)
+  const struct gs_bench_config *cfg = w->cfg;
+  double u, g = 0;
+  if (cfg->dist == GS_BENCH_CONSTANT)
     return w->gap_ns;
+  if (cfg->dist == GS_BENCH_CUSTOM) { /* the file's gaps between this arrival and its next */
+    for (unsigned k = 0; k < w->stride; k++)
+      g += cfg->intervals_ns[(w->iv_next + k) % cfg->nintervals];
+    w->iv_next = (w->iv_next + w->stride) % cfg->nintervals;
+    return g;
+  }
   w->rng ^= w->rng << 13, w->rng ^= w->rng >> 7, w->rng ^= w->rng << 17;
   u = ((double)(w->rng >> 11) + 0.5) * (1.0 / 9007199254740992.0);
   return -log(u) * w->gap_ns;
@@ -587,6 +596,10 @@ static int step_start(struct gs_err *err, const struct gs_bench_config *cfg,
     w->cfg = cfg, w->addr = addr, w->addrlen = addrlen;
     w->gap_ns = 1e9 * n / level;
     w->next_ns = (double)t0 + (cfg->dist == GS_BENCH_CONSTANT ? 1e9 * i / level : 0);
+    w->stride = n;
+    if (cfg->mode == GS_BENCH_OPEN && cfg->dist == GS_BENCH_CUSTOM) /* arrival i of them all */
+      for (w->iv_next = 0; w->iv_next < i; w->iv_next++)
+        w->next_ns += cfg->intervals_ns[w->iv_next % cfg->nintervals];
     w->rng = (cfg->seed + i + 1) * 0x9e3779b97f4a7c15ull;
     w->bl_max = cfg->max_backlog / n > 1 ? cfg->max_backlog / n : 1;
     if (cfg->mode == GS_BENCH_OPEN && cfg->dist == GS_BENCH_POISSON)

@@ -21,13 +21,16 @@ enum { O_URL = 'u', O_MODEL = 'm', O_BATCH = 'b', O_CSV = 'f', O_INTERVAL = 'p',
        O_CONC = 1000, O_RATE, O_DIST, O_INPUT, O_SHAPE, O_IN_FMT, O_OUT_FMT, O_PATH, O_METHOD,
        O_BODY, O_THREADS, O_CONNS, O_MODE, O_COUNT, O_PCT, O_TIMEOUT, O_BACKLOG, O_METRICS,
        O_NO_METRICS, O_SEED, O_STREAMS, O_GRPC_URL, O_SYNC, O_BINARY, O_WARMUP, O_REQ_COUNT,
-       O_KIND, O_SHM, O_COMPRESS, O_COLLECT, O_GPU_INTERVAL, O_VERBOSE_CSV, O_PRINT_VERSION };
+       O_KIND, O_SHM, O_COMPRESS, O_COLLECT, O_GPU_INTERVAL, O_VERBOSE_CSV, O_PRINT_VERSION,
+       O_INTERVALS };
 
 struct bench_opts {
   const char *url, *model, *csv, *input, *path, *method, *body, *metrics, *grpc_url;
   const char *shapes[MAX_SHAPES], *headers[MAX_HEADERS];
   unsigned nshapes, nheaders;
-  const char *range;       /* the --*-range text, for messages */
+  const char *range;       /* the --*-range text (or --request-intervals file), for messages */
+  const char *intervals;   /* --request-intervals FILE */
+  bool dist_given;         /* --request-distribution */
   bool range_end;          /* it named an END */
   bool json_in, json_out, no_metrics, count_mode;
   bool verbose, sync, collect, verbose_csv, print_version, compress;
@@ -68,7 +71,8 @@ static int range(struct bench_opts *o, const char *value, const char *what, enum
   double v[3] = {0, 0, 1};
   int n = 0, rc;
   if (o->range)
-    return cli_usage("give one of --concurrency-range and --request-rate-range");
+    return cli_usage("give one of --concurrency-range, --request-rate-range and "
+                     "--request-intervals");
   if (strlen(value) >= sizeof(buf))
     return cli_usage("%s %s: too long", what, value);
   strcpy(buf, value);
@@ -221,6 +225,12 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
   case O_BATCH: return unsigned_opt(v, "--batch-size", &g->batch);
   case O_CONC: return range(o, v, "--concurrency-range", GS_BENCH_CLOSED);
   case O_RATE: return range(o, v, "--request-rate-range", GS_BENCH_OPEN);
+  case O_INTERVALS:
+    if (o->range)
+      return range(o, v, "--request-intervals", GS_BENCH_OPEN); /* says give one */
+    o->range = o->intervals = v;
+    o->cfg.mode = GS_BENCH_OPEN;
+    return 0;
   case O_IN_FMT: return format(v, "--input-tensor-format", &o->json_in);
   case O_OUT_FMT: return format(v, "--output-tensor-format", &o->json_out);
   case O_THREADS: return unsigned_opt(v, "--threads", &g->threads);
@@ -237,6 +247,7 @@ static int on_bench_opt(struct cli *c, int ch, const char *v, void *arg)
     if (strcmp(v, "constant") != 0 && strcmp(v, "poisson") != 0)
       return cli_usage("--request-distribution %s: expected constant or poisson", v);
     g->dist = v[0] == 'p' ? GS_BENCH_POISSON : GS_BENCH_CONSTANT;
+    o->dist_given = true;
     return 0;
   case O_MODE:
     if (strcmp(v, "time_windows") != 0 && strcmp(v, "count_windows") != 0)
@@ -281,6 +292,9 @@ static const struct cli_opt bench_opts[] = {
      CLI_VALUE_TEXT, NULL},
     {"request-distribution", 0, "constant|poisson", O_DIST, "constant", "open loop: arrivals",
      CLI_VALUE_CHOICE, NULL},
+    {"request-intervals", 0, "FILE", O_INTERVALS, NULL,
+     "or open loop at the gaps in FILE (microseconds, one per line, repeated)", CLI_VALUE_FILE,
+     NULL},
     {"distribution", 0, "constant|poisson", O_DIST, NULL, "the same as --request-distribution",
      CLI_VALUE_CHOICE, NULL},
     {"connections", 0, "N", O_CONNS, "64", "open loop: connections in all", CLI_VALUE_TEXT, NULL},
@@ -686,8 +700,15 @@ static int print_json(const struct bench_opts *o, const struct gs_bench_step *s,
       o->cfg.grpc ? "grpc" : "http", "url", o->url, "grpc_url", o->cfg.grpc ? o->grpc_url : NULL,
       "model", o->path ? NULL : o->model, "model_version", o->path ? NULL : o->cfg.version,
       "batch", (int)(o->cfg.batch ? o->cfg.batch : 1), "distribution",
-      o->cfg.dist == GS_BENCH_POISSON ? "poisson" : "constant", "search",
+      o->cfg.dist == GS_BENCH_POISSON  ? "poisson"
+      : o->cfg.dist == GS_BENCH_CUSTOM ? "intervals"
+                                       : "constant",
+      "search",
       o->cfg.binary ? "binary" : "linear", "steps", steps);
+  if (o->intervals) {
+    json_object_set_new(j, "request_intervals", json_string(o->intervals));
+    json_object_set_new(j, "intervals", json_integer((json_int_t)o->cfg.nintervals));
+  }
   if (o->cfg.threshold_us > 0) {
     json_object_set_new(j, "latency_threshold_us", json_real(o->cfg.threshold_us));
     json_object_set_new(j, "best", best ? json_real(best->level) : json_null());
@@ -859,11 +880,36 @@ static int bench_main(struct cli *c, struct bench_opts *o, struct gs_bench_url *
   return rc;
 }
 
+/* --request-intervals: the file's gaps, and the one request rate they make
+ * (the level reported); perf_analyzer's custom-interval load. */
+static int load_intervals(struct gs_err *err, struct bench_opts *o, double **gaps)
+{
+  char *text = NULL;
+  size_t len = 0;
+  int rc;
+  if (o->dist_given)
+    return cli_usage("--request-distribution goes with --request-rate-range; "
+                     "--request-intervals %s sets the arrivals itself", o->intervals);
+  if (o->cfg.binary || o->cfg.threshold_us > 0)
+    return cli_usage("--request-intervals %s: one level (the file's rate), so no "
+                     "--latency-threshold or --binary-search", o->intervals);
+  if ((rc = gs_file_read(err, o->intervals, 256u << 20, &text, &len)) == 0)
+    rc = gs_bench_intervals_parse(err, o->intervals, text, len, gaps, &o->cfg.nintervals);
+  free(text);
+  if (rc)
+    return cli_bench_fail(err);
+  o->cfg.dist = GS_BENCH_CUSTOM;
+  o->cfg.intervals_ns = *gaps;
+  o->cfg.start = o->cfg.end = gs_bench_intervals_rate(*gaps, o->cfg.nintervals);
+  return 0;
+}
+
 static int run_bench(struct cli *c, int argc, char **argv)
 {
   struct bench_opts o = {.cfg = {.mode = GS_BENCH_CLOSED, .start = 1, .end = 1, .step = 1}};
   struct gs_bench_url mu;
   struct gs_err err = {0};
+  double *gaps = NULL;
   int rc, first;
   if ((first = cli_getopt(c, argc, argv, on_bench_opt, &o)) <= 0)
     return -first;
@@ -871,14 +917,20 @@ static int run_bench(struct cli *c, int argc, char **argv)
     return cli_usage("unexpected argument '%s'; usage: %s", argv[first], cli_synopsis(c));
   if (o.print_version)
     return cli_version(c, 1, (char *[]){"version", NULL});
-  if ((rc = check_opts(&o, cli_synopsis(c))) != 0)
+  if ((o.intervals && (rc = load_intervals(&err, &o, &gaps)) != 0) ||
+      (rc = check_opts(&o, cli_synopsis(c))) != 0) {
+    free(gaps);
     return rc;
+  }
   /* Every URL is checked here, before any request goes out. */
   if (gs_bench_url_parse(&err, "--url", o.url, &o.cfg.url) != 0 ||
       (o.grpc_url && gs_bench_url_parse(&err, "--grpc-url", o.grpc_url, &mu) != 0) ||
       (o.metrics && gs_bench_url_parse(&err, "--metrics-url", o.metrics, &mu) != 0))
-    return cli_bench_fail(&err);
-  return bench_main(c, &o, &mu);
+    rc = cli_bench_fail(&err);
+  else
+    rc = bench_main(c, &o, &mu);
+  free(gaps);
+  return rc;
 }
 
 /* Marked as running until signalled: it is not a server, but it sends network

@@ -22,8 +22,6 @@ static const struct {
      "(not sent by bench)"},
     {"--session-concurrency", "an OpenAI-service option (chat sessions); bench speaks KServe v2"},
     {"--request-parameter", "not implemented: bench sends no custom request parameters"},
-    {"--request-intervals", "not implemented: bench's open loop sends at a constant or Poisson "
-     "--request-rate-range"},
     {"--fixed-schedule", "not implemented: bench reads no timestamps from --input-data; use "
      "--request-rate-range"},
     {"--num-of-sequences", "bench drives no sequence (stateful) models: it sends no sequence ids"},

@@ -6,13 +6,15 @@
 # KServe model "tiny" (INT32 [-1,4], also as version 1) with Triton-style
 # /metrics (and two GPUs' nv_gpu_* gauges), "nostats" (served, absent from
 # /metrics), /slowing (each answer 3 ms slower than the one before), /stats
-# (what was asked: infer paths, X-Bench headers seen), and broken metadata
-# for models "broken" and "nojson". Writes its port to PORTFILE.
+# (what was asked: infer paths, X-Bench headers seen), /arrivals (answered
+# at once, its arrival time kept; /arrivals-report lists them), and broken
+# metadata for models "broken" and "nojson". Writes its port to PORTFILE.
 import http.server, json, socket, sys, threading, time
 
 lock = threading.Lock()
 count = {"bimodal": 0, "tiny": 0, "slowing": 0, "scrapes": 0, "x_bench": 0}
 paths = {}
+arrivals = []  # when each /arrivals request came (time.monotonic())
 
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -77,6 +79,14 @@ class H(http.server.BaseHTTPRequestHandler):
                 n = count["slowing"]
             time.sleep(0.003 * n)
             self.send(200)
+        elif p == "/arrivals":
+            with lock:
+                arrivals.append(time.monotonic())
+            self.send(200)
+        elif p == "/arrivals-report":
+            with lock:
+                body = json.dumps(arrivals)
+            self.send(200, body.encode(), "application/json")
         elif p == "/stats":
             with lock:
                 body = json.dumps({"paths": paths, "x_bench": count["x_bench"]})

@@ -3,13 +3,15 @@
  * network (its HTTP responses are net's reader's: tests/net/test-http-
  * response.c): URLs, model metadata and --input-data (good
  * and refused, each refusal naming the input), infer request framing,
- * Triton metrics, the CSV round trip and the SVG plot. */
+ * Triton metrics, the CSV round trip and the SVG plot, --request-intervals
+ * files. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +218,35 @@ static void csv_round_trip_and_plot(void **state)
   free(text);
 }
 
+/* --request-intervals: microseconds in, nanoseconds out, and each refusal
+ * naming the file, the line and the word. */
+static void request_intervals(void **state)
+{
+  struct gs_err err = {0};
+  double *g = NULL;
+  size_t n = 0;
+  static const char *const bad[][2] = {
+      {"100\n-5\n", "iv.txt:2: '-5'"},    {"100\nfast\n", "iv.txt:2: 'fast'"},
+      {"1e12\n", "iv.txt:1: '1e12'"},      {"nan\n", "iv.txt:1: 'nan'"},
+      {"  \n\n", "iv.txt: no intervals"}, {"0\n0\n", "add up to 0"},
+      {"12ms\n", "iv.txt:1: '12ms'"},     {"inf", "iv.txt:1: 'inf'"}};
+  (void)state;
+  const char *good = "2000\n18000 0.5\r\n\n7";
+  assert_int_equal(gs_bench_intervals_parse(&err, "iv.txt", good, strlen(good), &g, &n), 0);
+  assert_int_equal(n, 4);
+  assert_true(g[0] == 2e6 && g[1] == 18e6 && g[2] == 500 && g[3] == 7000);
+  assert_true(fabs(gs_bench_intervals_rate(g, n) - 4e9 / 20007500) < 1e-9);
+  free(g);
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    g = NULL;
+    assert_int_equal(gs_bench_intervals_parse(&err, "iv.txt", bad[i][0], strlen(bad[i][0]), &g, &n),
+                     GS_E_INVALID_ARGUMENT);
+    assert_null(g);
+    if (!strstr(err.msg, bad[i][1]))
+      fail_msg("'%s': '%s' does not say '%s'", bad[i][0], err.msg, bad[i][1]);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -225,6 +256,7 @@ int main(void)
       cmocka_unit_test(infer_request_framing),
       cmocka_unit_test(triton_metrics),
       cmocka_unit_test(csv_round_trip_and_plot),
+      cmocka_unit_test(request_intervals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

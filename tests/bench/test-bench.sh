@@ -70,6 +70,33 @@ run poisson --url "$url" --http-path /fixed --request-rate-range 40 --request-di
 check "open loop, Poisson arrivals at 40/s: about 40 answers/s" \
   '[ "$(q $tmp/poisson.json "20 <= s[\"inferences_per_second\"] <= 60 and d[\"distribution\"] == \"poisson\"")" = True ]'
 
+# --request-intervals: gaps of 2 ms and 18 ms in turn (10 ms on average, 100/s),
+# shared by 2 threads; the server saw them in that pattern, not evenly spaced.
+printf '2000\n18000\n' >"$tmp/iv.txt"
+run intervals --url "$url" --http-path /arrivals --request-intervals "$tmp/iv.txt" \
+  --request-count 120 --connections 8 --threads 2 -s 1000
+check "--request-intervals: one step at the file's rate, 100/s, 120 requests" \
+  '[ "$(q $tmp/intervals.json "s[\"level\"] == 100 and d[\"distribution\"] == \"intervals\" and s[\"requests_ok\"] == 120")" = True ]'
+# gaps_alternate: at least 110 gaps between the server's /arrivals, the
+# shorter half's median under 7 ms and the longer half's over 13 ms.
+gaps_alternate() {
+  python3 - "$url/arrivals-report" <<'PY'
+import json, sys, urllib.request
+t = json.load(urllib.request.urlopen(sys.argv[1]))
+g = sorted(b - a for a, b in zip(t, t[1:]))
+h = len(g) // 2
+sys.exit(0 if len(g) >= 110 and g[h // 2] < 0.007 and g[h + h // 2] > 0.013 else 1)
+PY
+}
+check "--request-intervals: the server's gaps alternate short and long (2 ms, 18 ms)" gaps_alternate
+printf '1000\nfast\n' >"$tmp/iv-bad.txt"
+run intervals-bad --url "$url" --http-path /arrivals --request-intervals "$tmp/iv-bad.txt"
+check "--request-intervals with a word that is no number: exit 2 naming the file, line and word" \
+  '[ "$(cat $tmp/intervals-bad.rc)" = 2 ] && grep -q "iv-bad.txt:2: .fast. is not a time in microseconds" $tmp/intervals-bad.err'
+run intervals-both --url "$url" --http-path /arrivals --request-intervals "$tmp/iv.txt" --request-rate-range 10
+check "--request-intervals with --request-rate-range: exit 2, give one" \
+  '[ "$(cat $tmp/intervals-both.rc)" = 2 ] && grep -q "give one of" $tmp/intervals-both.err'
+
 run count --url "$url" --http-path /fixed --concurrency-range 2 --measurement-mode count_windows --measurement-request-count 20 -p 20000 -r 3 -s 1000
 check "count windows: 3 windows of at least 20 requests, ended by count long before the interval" \
   '[ "$(q $tmp/count.json "s[\"requests_ok\"] >= 60 and s[\"windows\"] == 3 and s[\"seconds\"] < 30")" = True ]'
