@@ -475,12 +475,6 @@ int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size
   return 0;
 }
 
-size_t gs_h2_client_unsent(struct gs_h2_client *c, int32_t id)
-{
-  struct stream *s = c->dead ? NULL : find(c, id);
-  return s && s->streamed ? s->len - s->sent : 0;
-}
-
 void gs_h2_client_consume(struct gs_h2_client *c, int32_t id, size_t n)
 {
   struct stream *s;

@@ -505,9 +505,6 @@ int32_t gs_h2_client_stream(struct gs_h2_client *c, const struct gs_http_header 
 /* Appends len bytes (copied) to stream id's body; end: the body ends after
  * them. 0, or GS_E_IO (no such open stream, or already ended), GS_E_NO_MEMORY. */
 int gs_h2_client_send(struct gs_h2_client *c, int32_t id, const void *data, size_t len, bool end);
-/* Bytes of streamed call id's body not yet in frames: waiting for the
- * server's window (0: none, or no such call). */
-size_t gs_h2_client_unsent(struct gs_h2_client *c, int32_t id);
 /* Gives n answer bytes of streamed call id back to its window (the owner is
  * done with them); nothing for another call, or one closed. */
 void gs_h2_client_consume(struct gs_h2_client *c, int32_t id, size_t n);

@@ -39,7 +39,8 @@ struct gstream {
   size_t owed;       /* requests sent to the worker minus answers from it */
   size_t held;   /* the worker's bytes not yet given back to its stream window */
   size_t queued; /* forwarded bytes the client's flow control has not let go yet */
-  bool holding;  /* the client's requests held back: the worker's window is full */
+  size_t unsent; /* forwarded request bytes the worker's window has not let go yet */
+  bool holding;  /* the client's requests held back: unsent passed PACE_HIGH */
   bool have_status;
   int status;
   char message[256];
@@ -190,6 +191,7 @@ static bool up_data(void *call, const uint8_t *data, size_t len)
 static void up_drained(void *call, size_t unsent)
 {
   struct gstream *s = call;
+  s->unsent = unsent;
   if (s->holding && unsent <= PACE_LOW) {
     s->holding = false;
     gs_h2_call_hold_input(s->client, false);
@@ -294,9 +296,10 @@ void gs__grpc_stream(struct gs_proxy_grpc *g, struct gs_h2_call *client,
   }
   if (req->msg) {
     s->owed++;
+    s->unsent += req->msg_len + 5;
     idle_rearm(s);
   }
-  if (s->sid > 0 && !s->holding && gs_h2_client_unsent(s->up->h2, s->sid) > PACE_HIGH) {
+  if (!s->holding && s->unsent > PACE_HIGH) {
     s->holding = true;
     gs_h2_call_hold_input(s->client, true);
   }
