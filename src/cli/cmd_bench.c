@@ -893,7 +893,7 @@ static int load_intervals(struct gs_err *err, struct bench_opts *o, double **gap
   if (o->cfg.binary || o->cfg.threshold_us > 0)
     return cli_usage("--request-intervals %s: one level (the file's rate), so no "
                      "--latency-threshold or --binary-search", o->intervals);
-  if ((rc = gs_file_read(err, o->intervals, 256u << 20, &text, &len)) == 0)
+  if ((rc = cli_named_file(err, "--request-intervals", o->intervals, 256u << 20, &text, &len)) == 0)
     rc = gs_bench_intervals_parse(err, o->intervals, text, len, gaps, &o->cfg.nintervals);
   free(text);
   if (rc)

@@ -108,6 +108,13 @@ check "END 0 without -l: refused" 'bad_line --concurrency-range 1:0 && grep -q "
 check "--warmup-request-count over several levels: refused" 'bad_line --concurrency-range 1:4 --warmup-request-count 5'
 check "--request-count below the concurrency: refused" 'bad_line --concurrency-range 4 --request-count 3'
 check "--metrics-interval without --collect-metrics: refused" 'bad_line --metrics-interval 100'
+printf '1000\n' >"$tmp/iv.txt"
+check "--request-intervals with --request-distribution: refused" \
+  'bad_line --request-intervals $tmp/iv.txt --request-distribution poisson && grep -q "sets the arrivals itself" $tmp/e'
+check "--request-intervals with -l: refused (one level)" \
+  'bad_line --request-intervals $tmp/iv.txt -l 50 && grep -q "one level" $tmp/e'
+check "--request-intervals with no such file: exit 2 naming the option and the file" \
+  'bad_line --request-intervals $tmp/none.txt && grep -q "^gpuslice: --request-intervals .*none.txt" $tmp/e'
 check "-x with a path in it: refused" 'bad_line -x ../1'
 "$bin" bench --version >"$tmp/v" 2>&1
 check "--version: gpuslice's version, exit 0" '[ $? = 0 ] && grep -q "^gpuslice " $tmp/v'
