@@ -83,6 +83,20 @@ def serve_port(path, secs=15):
     return int(m.group(1)) if m else None
 
 
+def grpc_serve_started(tmp):
+    """For a serve started by common.sh's gs_serve_grpc: waits for its two
+    workers, checks that it started (else ends the Python part) and returns
+    its HTTP and gRPC ports."""
+    out = tmp + "/serve.out"
+    ok = wait_for(lambda: read(out).count("joined the pool") >= 2, 60)
+    port, gport = serve_port(out), port_of(out, "grpc on")
+    check("serve starts with 2 workers and both listeners", ok and port and gport,
+          read(out) + read(tmp + "/serve.err"))
+    if not (ok and port and gport):
+        finish()
+    return port, gport
+
+
 def vm_bytes(pid, field):
     """A /proc/PID/status memory field (VmRSS, VmHWM...) in bytes; 0 if gone."""
     try:

@@ -32,17 +32,11 @@ import os, signal, socket, struct, sys, threading, time
 import grpc
 import h2raw
 from h2raw import frame
-from gstest import check, check_peak_rss, finish, port_of, read, wait_for
+from gstest import check, check_peak_rss, finish, grpc_serve_started
 
 SERVE, TMP, ASAN = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
-OUT = TMP + "/serve.out"
 
-ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-GPORT = port_of(OUT, "grpc on")
-check("serve starts with 2 workers and a gRPC listener", ok and GPORT,
-      read(OUT) + read(TMP + "/serve.err"))
-if not (ok and GPORT):
-    finish()
+_, GPORT = grpc_serve_started(TMP)
 
 ch = grpc.insecure_channel("127.0.0.1:%d" % GPORT)
 live = ch.unary_unary(h2raw.SVC + "ServerLive")

@@ -28,18 +28,12 @@ PYTHONPATH="$src/tests/lib" timeout 150 "$py" - "$serve_pid" "$tmp" "$asan" <<'E
 import os, signal, sys, time
 import grpc
 import h2raw
-from gstest import check, check_peak_rss, finish, port_of, read, vm_bytes, wait_for
+from gstest import check, check_peak_rss, finish, grpc_serve_started, vm_bytes
 
 SERVE, TMP, ASAN = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
-OUT = TMP + "/serve.out"
 MIB = 1 << 20
 
-ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-GPORT = port_of(OUT, "grpc on")
-check("serve starts with 2 workers and a gRPC listener", ok and GPORT,
-      read(OUT) + read(TMP + "/serve.err"))
-if not (ok and GPORT):
-    finish()
+_, GPORT = grpc_serve_started(TMP)
 rss0 = vm_bytes(SERVE, "VmRSS")
 peak = [rss0]
 STOP = 300 * MIB  # an unbounded server is stopped being fed here

@@ -31,16 +31,10 @@ gs_serve_grpc --idle-timeout 1s
 PYTHONPATH="$src/tests/lib" timeout 120 python3 - "$serve_pid" "$tmp" <<'EOF' | tee "$tmp/py.out"
 import os, select, signal, socket, sys, time
 import h2raw
-from gstest import check, finish, port_of, read, wait_for, serve_port
+from gstest import check, finish, grpc_serve_started
 
 SERVE, TMP = int(sys.argv[1]), sys.argv[2]
-OUT = TMP + "/serve.out"
-ok = wait_for(lambda: read(OUT).count("joined the pool") >= 2, 60)
-PORT, GPORT = serve_port(OUT), port_of(OUT, "grpc on")
-check("serve starts with 2 workers and both listeners", ok and PORT and GPORT,
-      read(OUT) + read(TMP + "/serve.err"))
-if not (ok and PORT and GPORT):
-    finish()
+PORT, GPORT = grpc_serve_started(TMP)
 
 def h2_ended(c, secs):
     """Pumps c until the server closed it (or secs pass): True when it did."""
